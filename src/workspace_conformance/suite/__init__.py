@@ -1,0 +1,46 @@
+"""`WorkspaceBackendSuite`: every conformance rule, composed from one class per area of the contract."""
+
+from __future__ import annotations
+
+import pytest
+
+from ._guard import RuleFailure, current_run
+from ._rules import AREAS, LEVELS, REQUIREMENTS, Rule, catalog, rule, rule_of
+from ._support import SKIP_KINDS, ConformanceConfigError, SuiteFixtures, skip
+from .commands import CommandRules
+from .files import FileRules
+from .lifecycle import LifecycleRules
+from .processes import ProcessRules
+from .symlinks import SymlinkRules
+
+__all__ = (
+    'AREAS',
+    'LEVELS',
+    'REQUIREMENTS',
+    'SKIP_KINDS',
+    'ConformanceConfigError',
+    'Rule',
+    'RuleFailure',
+    'WorkspaceBackendSuite',
+    'catalog',
+    'current_run',
+    'rule',
+    'rule_of',
+    'rules',
+    'skip',
+)
+
+
+class WorkspaceBackendSuite(CommandRules, FileRules, SymlinkRules, LifecycleRules, ProcessRules, SuiteFixtures):
+    """Subclass in a pytest module and provide a `backend` fixture; each test method checks one rule.
+
+    A drop-in superset of `pydantic_ai.workspaces.conformance.WorkspaceBackendSuite`: the same fixtures,
+    switches and rule names, plus the rules of this toolkit, classified skips and hang guards.
+    """
+
+    pytestmark = pytest.mark.anyio
+
+
+def rules() -> tuple[Rule, ...]:
+    """The catalog of every rule of `WorkspaceBackendSuite`."""
+    return catalog(WorkspaceBackendSuite)

@@ -1,0 +1,285 @@
+"""What rules stand on: the suite's fixtures and switches, classified skips, scratch directories, helpers."""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+import importlib.util
+import posixpath
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from typing import Literal, NoReturn
+
+import anyio
+import pytest
+from pydantic_ai.workspaces import (
+    CommandResult,
+    SupportsCommands,
+    SupportsFilesystem,
+    Workspace,
+    WorkspaceBackend,
+    WorkspaceRef,
+)
+
+from ._guard import SCALE_FIXTURE, current_run, safe_str
+from ._rules import Rule, catalog, rule_of
+
+__all__ = (
+    'SKIP_KINDS',
+    'ConformanceConfigError',
+    'SuiteFixtures',
+    'commands_of',
+    'expect_error',
+    'make_link',
+    'run_tool',
+    'scratch',
+    'skip',
+    'skip_reason',
+    'workspace_of',
+)
+
+SkipKind = Literal['not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner']
+SKIP_KINDS: tuple[SkipKind, ...] = ('not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner')
+SCRATCH_PREFIX = '.workspace-conformance-'
+"""Every scratch directory a rule makes starts with this, so leftovers are easy to find and remove."""
+
+
+
+class ConformanceConfigError(ValueError):
+    """The suite's configuration (waivers, fixtures) is wrong; the message says how to fix it."""
+
+
+MakeSymlink = Callable[[WorkspaceBackend, str, str], Awaitable[None]]
+
+
+def skip_reason(rule: Rule, kind: SkipKind, why: str) -> str:
+    """The one format of every skip reason: `[area/rule_id] kind: why`."""
+    return f'[{rule.qualified}] {kind}: {why}'
+
+
+def skip(kind: SkipKind, why: str) -> NoReturn:
+    """Skip the running rule, with its kind and reason, as evidence rather than silence."""
+    pytest.skip(skip_reason(current_run().rule, kind, why))
+
+
+def installed_trio() -> bool:
+    """Whether Trio is importable, so the suite can run every rule on it too."""
+    return importlib.util.find_spec('trio') is not None
+
+
+def pydantic_ai_version() -> str:
+    """The installed pydantic-ai-slim version, or `unknown` for a source checkout."""
+    try:
+        return importlib.metadata.version('pydantic-ai-slim')
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - installed as pydantic-ai only
+        return importlib.metadata.version('pydantic-ai')
+
+
+def pydantic_ai_at_least(minimum: tuple[int, int]) -> bool:
+    """Whether the installed pydantic-ai's contract is at least `minimum` (major, minor)."""
+    parts = pydantic_ai_version().split('.')
+    return (int(parts[0]), int(parts[1])) >= minimum
+
+
+def commands_of(backend: WorkspaceBackend) -> SupportsCommands:
+    """The backend's commands, or a not-applicable skip when it has none."""
+    if not isinstance(backend, SupportsCommands):
+        skip('not-applicable', 'the backend does not implement SupportsCommands')
+    return backend
+
+
+def workspace_of(backend: WorkspaceBackend) -> Workspace:
+    """A `Workspace` over the backend, or a not-applicable skip when it has no way to reach files."""
+    if not isinstance(backend, SupportsFilesystem | SupportsCommands):
+        skip('not-applicable', 'the backend implements neither SupportsFilesystem nor SupportsCommands')
+    return Workspace(backend)
+
+
+def require_switch(enabled: bool, switch: str, meaning: str) -> None:
+    """Skip as a declared limit when a backend's switch fixture turns this rule's capability off."""
+    if not enabled:
+        skip('declared-limit', f'`{switch}` is False: {meaning}')
+
+
+@asynccontextmanager
+async def scratch(workspace: Workspace) -> AsyncIterator[str]:
+    """A new directory under the working directory for one rule, removed afterwards even on failure."""
+    run = current_run()
+    root = posixpath.join(await workspace.working_dir(), f'{SCRATCH_PREFIX}{run.rule.id}-{uuid.uuid4().hex[:12]}')
+    await workspace.make_dir(root)
+    failed = True
+    try:
+        yield root
+        failed = False
+    finally:
+        # Shielded and bounded: a cancelled or failed rule still cleans up, and a hung remove can't stall it.
+        with anyio.move_on_after(run.seconds(30), shield=True) as cleanup:
+            try:
+                await workspace.remove(root)
+            except Exception as error:
+                if not failed:
+                    raise AssertionError(f'removing the scratch directory {root} raised {safe_str(error)}') from error
+        if cleanup.cancelled_caught and not failed:
+            raise AssertionError(f'removing the scratch directory {root} did not finish in {run.seconds(30):g} s')
+
+
+@contextmanager
+def expect_error(expected: type[BaseException] | tuple[type[BaseException], ...], doing: str) -> Iterator[None]:
+    """Require the block to raise `expected`; otherwise fail saying what `doing` did instead."""
+    names = ' or '.join(kind.__name__ for kind in (expected if isinstance(expected, tuple) else (expected,)))
+    try:
+        yield
+    except expected:
+        return
+    except Exception as error:
+        raise AssertionError(f'{doing} raised {safe_str(error)}, not {names}') from error
+    raise AssertionError(f'{doing} returned normally instead of raising {names}')
+
+
+async def run_tool(backend: WorkspaceBackend, argv: list[str], tool: str) -> CommandResult:
+    """Run an environment tool the rule needs; an environment skip when it is missing (exit 127)."""
+    result = await commands_of(backend).run(argv)
+    if result.exit_code == 127:
+        skip('environment', f'no `{tool}` in the environment ({argv[0]} exited 127)')
+    return result
+
+
+async def make_link(backend: WorkspaceBackend, make_symlink: MakeSymlink | None, target: str, link: str) -> None:
+    """Create a symlink: through the `make_symlink` fixture, else `ln -s`, else an environment skip."""
+    if make_symlink is not None:
+        await make_symlink(backend, target, link)
+        return
+    if not isinstance(backend, SupportsCommands):
+        skip('environment', 'no way to create a symlink: the backend has no commands and no `make_symlink` fixture')
+    result = await run_tool(backend, ['ln', '-s', target, link], 'ln')
+    if result.exit_code != 0:
+        skip('environment', f'`ln -s` cannot create symlinks here (exit {result.exit_code}: {result.stderr.strip()})')
+
+
+def _unknown_ids(kind: str, ids: Mapping[str, str], known: set[str]) -> str | None:
+    unknown = sorted(set(ids) - known)
+    if not unknown:
+        return None
+    hints = []
+    for rule_id in unknown:
+        close = difflib.get_close_matches(rule_id.removeprefix('test_'), sorted(known), n=1)
+        hints.append(f'{rule_id!r}' + (f' (did you mean {close[0]!r}?)' if close else ''))
+    return (
+        f'`{kind}` names unknown rule ids: {", ".join(hints)}. '
+        'Use rule ids as `workspace-conformance rules` lists them (the test name without `test_`).'
+    )
+
+
+class SuiteFixtures:
+    """The fixtures and switches every `WorkspaceBackendSuite` has; override them in a subclass."""
+
+    @pytest.fixture(scope='class', params=['asyncio', 'trio'] if installed_trio() else ['asyncio'])
+    def anyio_backend(self, request: pytest.FixtureRequest) -> str:
+        """Every rule runs on asyncio, and on Trio when it is installed; override to restrict."""
+        return str(request.param)
+
+    @pytest.fixture
+    def backend(self) -> WorkspaceBackend:
+        """The backend under test: override it in your subclass (sync or async, generator or not, any scope)."""
+        raise NotImplementedError(
+            'WorkspaceBackendSuite needs a `backend` fixture: define `@pytest.fixture def backend(self): return '
+            'MyBackend(...)` in your subclass.'
+        )
+
+    @pytest.fixture
+    def fresh_backend(self) -> Callable[[], WorkspaceBackend] | None:
+        """A factory of backends built without a ref, whose first operation creates an environment."""
+        return None
+
+    @pytest.fixture
+    def destructive_backend(
+        self, fresh_backend: Callable[[], WorkspaceBackend] | None
+    ) -> Callable[[], WorkspaceBackend] | None:
+        """A factory of independent, sacrificial environments; defaults to `fresh_backend`."""
+        return fresh_backend
+
+    @pytest.fixture
+    def attach_backend(self) -> Callable[[WorkspaceRef], WorkspaceBackend] | None:
+        """A factory that builds a backend attached to an existing environment by its ref."""
+        return None
+
+    @pytest.fixture
+    def destroy_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
+        """Destroys the environment behind a backend, the way whoever holds its ref would."""
+        return None
+
+    @pytest.fixture
+    def make_symlink(self) -> MakeSymlink | None:
+        """`async (backend, target, link)` creating a symlink without commands; `None` uses `ln -s`."""
+        return None
+
+    @pytest.fixture
+    def can_detect_exit_with_inherited_output_pipes(self) -> bool:
+        """False when the provider reports an exit only after every holder of the output pipes has exited."""
+        return True
+
+    @pytest.fixture
+    def filesystem_honors_shell_permissions(self) -> bool:
+        """False when the provider's file API bypasses the command user's permissions."""
+        return True
+
+    @pytest.fixture
+    def has_real_posix_shell(self) -> bool:
+        """False only for a test double with no POSIX processes or byte streams."""
+        return True
+
+    @pytest.fixture
+    def enforces_parent_file_errors(self) -> bool:
+        """False only for a test double without real path traversal."""
+        return True
+
+    @pytest.fixture
+    def declared_limits(self) -> Mapping[str, str]:
+        """Rule id -> reason for each documented limit of the backend; those rules skip as declared-limit."""
+        return {}
+
+    @pytest.fixture
+    def expected_failures(self) -> Mapping[str, str]:
+        """Rule id -> reason for each known failure; those rules run as strict expected failures."""
+        return {}
+
+    @pytest.fixture
+    def conformance_time_scale(self, request: pytest.FixtureRequest) -> float:
+        """Multiplier of every hang guard and wait; `--conformance-time-scale` sets it for slow providers."""
+        value = request.config.getoption(SCALE_FIXTURE, default=None)
+        return 1.0 if value is None else float(value)
+
+    @pytest.fixture(autouse=True)
+    def _conformance_waivers(
+        self,
+        request: pytest.FixtureRequest,
+        declared_limits: Mapping[str, str],
+        expected_failures: Mapping[str, str],
+    ) -> None:
+        """Apply `declared_limits` (skip) and `expected_failures` (strict xfail) to the rule about to run."""
+        meta = rule_of(getattr(request.node, 'function', None))
+        if meta is None or request.cls is None:
+            return
+        known = {known.id for known in catalog(request.cls)}
+        problems = [
+            problem
+            for problem in (
+                _unknown_ids('declared_limits', declared_limits, known),
+                _unknown_ids('expected_failures', expected_failures, known),
+            )
+            if problem
+        ]
+        if problems:
+            raise ConformanceConfigError(' '.join(problems))
+        both = set(declared_limits) & set(expected_failures)
+        if both:
+            raise ConformanceConfigError(
+                f'rule ids are both declared limits and expected failures: {sorted(both)}; choose one for each'
+            )
+        if meta.id in declared_limits:
+            pytest.skip(skip_reason(meta, 'declared-limit', declared_limits[meta.id]))
+        if meta.id in expected_failures:
+            reason = f'[{meta.qualified}] expected failure: {expected_failures[meta.id]}'
+            request.node.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+

@@ -1,0 +1,119 @@
+"""A transparent proxy that records every backend operation a rule makes, so a hang can name the call."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import anyio
+from pydantic_ai.workspaces import Workspace, WorkspaceBackend
+
+__all__ = ('OperationLog', 'describe_call', 'traced', 'unwrap')
+
+OPERATIONS = ('working_dir', 'run', 'read_bytes', 'write_bytes', 'stat', 'list_dir', 'make_dir', 'remove', 'exists')
+OPERATIONS += ('realpath',)
+"""Every awaitable member of the workspace protocols, in the order the proxy mirrors them."""
+
+
+def _short(value: object) -> str:
+    if isinstance(value, bytes | bytearray):
+        return f'<{len(value)} bytes>'
+    try:
+        text = repr(value)
+    except Exception:  # a hostile object's repr must not break the report
+        text = f'<{type(value).__name__}>'
+    return text if len(text) <= 80 else f'{text[:77]}...'
+
+
+def describe_call(name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> str:
+    """`name(arg, key=value)` with long values shortened, for failure messages."""
+    parts = [_short(arg) for arg in args] + [f'{key}={_short(value)}' for key, value in kwargs.items()]
+    return f'{name}({", ".join(parts)})'
+
+
+@dataclass
+class OperationLog:
+    """What a rule asked of its backends: a count, the calls still pending, and the last one started."""
+
+    calls: int = 0
+    pending: dict[int, tuple[str, float]] = field(default_factory=dict)
+    last: str | None = None
+
+    async def call(self, description: str, operation: Callable[[], Awaitable[Any]]) -> Any:
+        """Await one backend operation, keeping it listed as pending until it returns or raises."""
+        self.calls += 1
+        self.last = description
+        token = self.calls
+        self.pending[token] = (description, anyio.current_time())
+        try:
+            return await operation()
+        finally:
+            del self.pending[token]
+
+    def describe_pending(self) -> str:
+        """The oldest operation that never returned, or what the rule was doing instead."""
+        if not self.pending:
+            last = f'; the last backend call was {self.last}' if self.last else ''
+            return f'no backend call was pending: the rule was waiting on the environment{last}'
+        description, started = min(self.pending.values(), key=lambda item: item[1])
+        return f'backend.{description} never returned (started {anyio.current_time() - started:.1f} s before)'
+
+
+class _Traced:
+    """Base of the generated proxies; attributes that are not protocol members pass straight through."""
+
+    __slots__ = ('_log', '_wrapped')
+
+    def __init__(self, wrapped: object, log: OperationLog) -> None:
+        self._wrapped = wrapped
+        self._log = log
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wrapped, name)
+
+    def __repr__(self) -> str:
+        return f'traced({self._wrapped!r})'
+
+
+def _operation(name: str) -> Callable[..., Awaitable[Any]]:
+    async def operation(self: _Traced, *args: Any, **kwargs: Any) -> Any:
+        method = getattr(self._wrapped, name)
+        return await self._log.call(describe_call(name, args, kwargs), lambda: method(*args, **kwargs))
+
+    operation.__name__ = name
+    return operation
+
+
+def _ref(self: _Traced) -> Any:
+    return cast(WorkspaceBackend, self._wrapped).ref
+
+
+@functools.cache
+def _proxy_class(members: tuple[str, ...]) -> type[_Traced]:
+    # Only the members the backend has, so `isinstance(proxy, SupportsCommands)` answers as for the backend.
+    namespace: dict[str, object] = {name: _operation(name) for name in members if name != 'ref'}
+    if 'ref' in members:
+        namespace['ref'] = property(_ref)
+    return type('TracedBackend', (_Traced,), namespace)
+
+
+def traced(backend: Any, log: OperationLog) -> Any:
+    """`backend` behind a proxy recording its operations in `log`; a `Workspace` facade is left as it is."""
+    if isinstance(backend, _Traced | Workspace) or backend is None:
+        return backend
+    members = tuple(name for name in ('ref', *OPERATIONS) if _has(backend, name))
+    return _proxy_class(members)(backend, log)
+
+
+def _has(backend: object, name: str) -> bool:
+    try:
+        return hasattr(backend, name)
+    except Exception:  # a `ref` property that raises still exists
+        return True
+
+
+def unwrap(backend: Any) -> Any:
+    """The user's own backend behind a proxy, for the fixtures that receive it (destroy, make_symlink)."""
+    return backend._wrapped if isinstance(backend, _Traced) else backend

@@ -1,0 +1,182 @@
+"""Rules on the environment's lifecycle: members, ref, working directory, creation, attach and destroy."""
+
+from __future__ import annotations
+
+import posixpath
+import uuid
+from collections.abc import Awaitable, Callable
+
+import anyio
+from pydantic_ai.workspaces import (
+    SupportsCommands,
+    SupportsFilesystem,
+    Workspace,
+    WorkspaceBackend,
+    WorkspaceRef,
+    WorkspaceUnavailableError,
+)
+
+from ._guard import current_run, wait_until
+from ._rules import rule
+from ._support import SCRATCH_PREFIX, commands_of, expect_error, require_switch, scratch, skip, workspace_of
+from ._tracing import unwrap
+
+__all__ = ('LifecycleRules',)
+
+Factory = Callable[[], WorkspaceBackend] | None
+Destroy = Callable[[WorkspaceBackend], Awaitable[None]] | None
+
+
+async def _remove_quietly(workspace: Workspace, path: str) -> None:
+    with anyio.move_on_after(current_run().seconds(30), shield=True):
+        try:
+            await workspace.remove(path)
+        except Exception:  # cleanup of a rule that already has its verdict
+            return
+
+
+class LifecycleRules:
+    """Rules on building, creating, attaching to and destroying environments."""
+
+    @rule(area='lifecycle', upstream=True)
+    async def test_has_the_required_members(self, backend: WorkspaceBackend) -> None:
+        """A backend has `ref` and `working_dir`, plus `SupportsCommands`, `SupportsFilesystem`, or both."""
+        raw = unwrap(backend)
+        missing = [name for name in ('ref', 'working_dir') if not hasattr(raw, name)]
+        assert not missing, f'{type(raw).__qualname__} lacks {missing}'
+        assert isinstance(raw, WorkspaceBackend), f'{type(raw).__qualname__} is not a WorkspaceBackend'
+        assert isinstance(raw, SupportsCommands | SupportsFilesystem), (
+            f'{type(raw).__qualname__} implements neither SupportsCommands nor SupportsFilesystem'
+        )
+
+    @rule(area='lifecycle', upstream=True)
+    async def test_working_dir_is_canonical(self, backend: WorkspaceBackend) -> None:
+        """`working_dir()` is absolute and normalized, and is the directory commands start in (`pwd -P`)."""
+        working_dir = await backend.working_dir()
+        assert isinstance(working_dir, str), f'working_dir() returned {type(working_dir).__name__}'
+        assert posixpath.isabs(working_dir), f'working_dir() returned the relative path {working_dir!r}'
+        assert posixpath.normpath(working_dir) == working_dir, f'working_dir() {working_dir!r} is not normalized'
+        if isinstance(backend, SupportsCommands):
+            result = await backend.run(['sh', '-c', 'pwd -P'])
+            assert result.stdout == f'{working_dir}\n', (
+                f'commands start in {result.stdout!r}, but working_dir() is {working_dir!r}'
+            )
+
+    @rule(area='lifecycle', upstream=True)
+    async def test_ref_exists_after_the_first_operation_and_is_stable(self, backend: WorkspaceBackend) -> None:
+        """`ref` is a `WorkspaceRef` once an operation has completed, and never changes afterwards."""
+        before = backend.ref
+        await backend.working_dir()
+        after_first = backend.ref
+        assert isinstance(after_first, WorkspaceRef), f'after working_dir() the ref was {after_first!r}'
+        assert before in (None, after_first), f'the ref changed from {before!r} to {after_first!r}'
+        await backend.working_dir()
+        assert backend.ref == after_first, f'the ref changed from {after_first!r} to {backend.ref!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['fresh'], upstream=True)
+    async def test_concurrent_first_use_shares_one_environment(self, fresh_backend: Factory) -> None:
+        """Concurrent first operations on a fresh backend create one environment and share one ref."""
+        if fresh_backend is None:
+            skip('fixture-missing', 'provide the `fresh_backend` fixture to check first use')
+        backend = fresh_backend()
+        assert backend.ref is None, f'a freshly built backend already had the ref {backend.ref!r}'
+        workspace = workspace_of(backend)
+        # Relative paths: the writes themselves are the first operations, all inside one scratch directory.
+        folder = f'{SCRATCH_PREFIX}first-use-{uuid.uuid4().hex[:12]}'
+        names = [f'{folder}/writer-{index}' for index in range(6)]
+        refs: list[WorkspaceRef | None] = []
+
+        async def write(name: str) -> None:
+            await workspace.write_bytes(name, name.encode())
+            refs.append(backend.ref)
+
+        try:
+            async with anyio.create_task_group() as group:
+                for name in names:
+                    group.start_soon(write, name)
+            ref = backend.ref
+            assert isinstance(ref, WorkspaceRef), f'after the first operations the ref was {ref!r}'
+            assert all(seen == ref for seen in refs), f'writers saw different refs: {refs!r}'
+            for name in names:
+                data = await workspace.read_bytes(name)
+                assert data == name.encode(), f'{name} read back {data!r}: the writers did not share one environment'
+            assert backend.ref == ref, f'the ref changed from {ref!r} to {backend.ref!r}'
+        finally:
+            await _remove_quietly(workspace, folder)
+
+    @rule(area='lifecycle', level='extended', requires=['attach'], upstream=True)
+    async def test_a_backend_attached_by_ref_reaches_the_same_environment(
+        self, backend: WorkspaceBackend, attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None
+    ) -> None:
+        """A backend built from another's ref reaches the same files and commands, and keeps that ref."""
+        if attach_backend is None:
+            skip('fixture-missing', 'provide the `attach_backend` fixture to check reattachment')
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            path = posixpath.join(root, 'written-before-attach')
+            payload = f'reached {uuid.uuid4().hex}'.encode()
+            await workspace.write_bytes(path, payload)
+            ref = backend.ref
+            assert ref is not None, 'the backend had no ref after writing a file'
+            attached = attach_backend(ref)
+            data = await Workspace(attached).read_bytes(path)
+            assert data == payload, f'the attached backend read {data!r}, expected {payload!r}'
+            if isinstance(attached, SupportsCommands):
+                result = await attached.run(['cat', path])
+                assert result.stdout == payload.decode(), f'`cat` on the attached backend printed {result.stdout!r}'
+            assert attached.ref == ref, f'attaching by {ref!r} left the backend with the ref {attached.ref!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['commands', 'posix_shell', 'destroy'], upstream=True)
+    async def test_destroying_environment_during_command_raises_unavailable(
+        self, destructive_backend: Factory, destroy_environment: Destroy, has_real_posix_shell: bool
+    ) -> None:
+        """A command running while its environment is destroyed raises `WorkspaceUnavailableError`."""
+        if destructive_backend is None or destroy_environment is None:
+            skip('fixture-missing', 'provide `destructive_backend` and `destroy_environment` to check destruction')
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend runs no real processes')
+        backend = destructive_backend()
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        root = await backend.working_dir()
+        marker = posixpath.join(root, f'{SCRATCH_PREFIX}running-{uuid.uuid4().hex[:12]}')
+        outcome: list[BaseException | str] = []
+
+        async def run_until_destroyed() -> None:
+            try:
+                # A deleted local directory does not kill the processes inside it, so the script ends by itself.
+                result = await commands.run(
+                    ['sh', '-c', 'printf up > "$1"; while [ -d "$2" ]; do sleep 0.1; done', 'sh', marker, root],
+                    timeout=current_run().seconds(30),
+                )
+                outcome.append(f'a normal result with exit code {result.exit_code}')
+            except Exception as error:
+                outcome.append(error)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run_until_destroyed)
+            await wait_until(lambda: workspace.exists(marker), 30, 'the command never started')
+            await destroy_environment(backend)
+        observed = outcome[0] if outcome else 'nothing'
+        assert isinstance(observed, WorkspaceUnavailableError), f'the command ended with {observed!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['attach', 'destroy'], upstream=True)
+    async def test_attaching_to_a_destroyed_environment_raises_unavailable(
+        self,
+        destructive_backend: Factory,
+        attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None,
+        destroy_environment: Destroy,
+    ) -> None:
+        """A backend attached by the ref of a destroyed environment raises `WorkspaceUnavailableError`."""
+        if destructive_backend is None or attach_backend is None or destroy_environment is None:
+            skip(
+                'fixture-missing',
+                'provide `destructive_backend`, `attach_backend` and `destroy_environment` to check destruction',
+            )
+        backend = destructive_backend()
+        await backend.working_dir()
+        ref = backend.ref
+        assert ref is not None, 'the backend had no ref after its first operation'
+        await destroy_environment(backend)
+        with expect_error(WorkspaceUnavailableError, f'working_dir() of a backend attached to the destroyed {ref!r}'):
+            await attach_backend(ref).working_dir()
+
