@@ -1,0 +1,62 @@
+"""The rule catalog rendered as a terminal table, JSON, or Markdown (the source of `docs/rules.md`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ._version import __version__
+from .suite import AREAS, Rule
+
+__all__ = ('FORMATS', 'render_catalog')
+
+FORMATS = ('table', 'json', 'markdown')
+
+
+def _table(catalog: Sequence[Rule]) -> str:
+    width = max(len(rule.qualified) for rule in catalog)
+    lines = [f'{"rule":<{width}}  {"level":<8}  {"upstream":<8}  requires']
+    lines += [
+        f'{rule.qualified:<{width}}  {rule.level:<8}  {"yes" if rule.upstream else "no":<8}  {", ".join(rule.requires) or "-"}'
+        for rule in catalog
+    ]
+    core = sum(rule.level == 'core' for rule in catalog)
+    lines.append(f'{len(catalog)} rules ({core} core, {len(catalog) - core} extended)')
+    return '\n'.join(lines) + '\n'
+
+
+def _cell(text: str) -> str:
+    return text.replace('|', '\\|')
+
+
+def _markdown(catalog: Sequence[Rule]) -> str:
+    core = sum(rule.level == 'core' for rule in catalog)
+    lines = [
+        '# Rule catalog',
+        '',
+        f'Generated from the `@rule` declarations of workspace-conformance {__version__} by '
+        '`python scripts/generate_docs.py`; do not edit by hand.',
+        '',
+        f'{len(catalog)} rules: {core} core, {len(catalog) - core} extended. '
+        'A rule marked *upstream* has the same name and meaning in pydantic-ai\'s own suite.',
+    ]
+    for area in AREAS:
+        in_area = [rule for rule in catalog if rule.area == area]
+        if not in_area:
+            continue
+        lines += ['', f'## {area}', '', '| rule | level | requires | upstream | clause |', '| --- | --- | --- | --- | --- |']
+        lines += [
+            f'| `{rule.id}` | {rule.level} | {", ".join(rule.requires) or "-"} | {"yes" if rule.upstream else "no"} '
+            f'| {_cell(rule.clause)} |'
+            for rule in in_area
+        ]
+    return '\n'.join(lines) + '\n'
+
+
+def render_catalog(catalog: Sequence[Rule], fmt: str) -> str:
+    """The catalog in one of `FORMATS`."""
+    if fmt == 'json':
+        return json.dumps({'version': __version__, 'rules': [rule.to_dict() for rule in catalog]}, indent=2) + '\n'
+    if fmt == 'markdown':
+        return _markdown(catalog)
+    return _table(catalog)

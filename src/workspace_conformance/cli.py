@@ -1,0 +1,152 @@
+"""The `workspace-conformance` command: `certify` a backend, list the `rules`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ._version import __version__
+from .catalog_format import FORMATS, render_catalog
+from .reports.model import verdict_of
+from .reports.plugin import RECORDER_NAME, ConformanceRecorder
+from .suite import rules
+from .targets import CertificationSpec, TargetError, resolve_target
+from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
+
+__all__ = ('main',)
+
+EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE = 0, 1, 2
+CAPABILITIES_DROPPED = 'WORKSPACE_CONFORMANCE_CAPABILITIES_DROPPED'
+_BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog='workspace-conformance',
+        description='Conformance checks and certification for Pydantic AI workspace backends.',
+    )
+    parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
+    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+
+    certify = commands.add_parser(
+        'certify',
+        help='run every rule against a backend and print the verdict',
+        description=(
+            'Certify a backend. TARGET is `local` (the default: LocalWorkspaceBackend in a fresh temporary directory) '
+            'or package.module:factory, a callable returning a backend; it is called with no argument, or with the '
+            "run's scratch directory (a pathlib.Path) if it takes one. Exit 0 when certified, 1 when not, 2 on bad input."
+        ),
+    )
+    certify.add_argument('target', nargs='?', metavar='TARGET', help='local, or package.module:factory')
+    certify.add_argument('--fresh', metavar='MODULE:FACTORY', help='builds an unconnected backend (no ref yet)')
+    certify.add_argument('--attach', metavar='MODULE:FACTORY', help='factory(ref) building a backend attached by ref')
+    certify.add_argument('--destroy', metavar='MODULE:FUNCTION', help='async function(backend) destroying its environment')
+    certify.add_argument('--anyio-backend', choices=['asyncio', 'trio', 'all'], default='all')
+    certify.add_argument('-k', dest='keyword', metavar='EXPR', help='only rules matching this pytest -k expression')
+    certify.add_argument('-n', dest='workers', metavar='N', help='run rules in N pytest-xdist workers (or auto)')
+    certify.add_argument('--conformance-time-scale', type=float, default=None, metavar='X',
+                         help='multiply every hang guard and wait (e.g. 3 for a slow provider)')
+    certify.add_argument('--keep-capabilities', action='store_true',
+                         help='as root, keep CAP_DAC_OVERRIDE (the permission rule then skips as a runner gap)')
+
+    listing = commands.add_parser('rules', help='print the rule catalog')
+    listing.add_argument('--format', choices=FORMATS, default='table')
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == 'rules':
+        sys.stdout.write(render_catalog(rules(), args.format))
+        return 0
+    return _certify(args, argv)
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f'workspace-conformance: {message}\n')
+    return EXIT_USAGE
+
+
+def _anyio_backends(choice: str) -> tuple[str, ...] | str:
+    has_trio = importlib.util.find_spec('trio') is not None
+    if choice == 'trio' and not has_trio:
+        return 'trio is not installed: pip install "workspace-conformance[trio]", or pass --anyio-backend asyncio'
+    if choice == 'all':
+        return ('asyncio', 'trio') if has_trio else ('asyncio',)
+    return (choice,)
+
+
+def _drop_bypass_capabilities(argv: Sequence[str] | None) -> None:
+    """As root, re-run this command without the capabilities that bypass file permissions (needs `setpriv`)."""
+    setpriv = shutil.which('setpriv')
+    if os.geteuid() != 0 or os.environ.get(CAPABILITIES_DROPPED) or setpriv is None:
+        return
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    sys.stderr.write('workspace-conformance: running as root; dropping CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH '
+                     'so permission rules can run (--keep-capabilities keeps them)\n')
+    sys.stderr.flush()
+    environment = {**os.environ, CAPABILITIES_DROPPED: '1'}
+    command = [setpriv, '--bounding-set', _BYPASS_CAPABILITIES, '--inh-caps', _BYPASS_CAPABILITIES,
+               sys.executable, '-m', 'workspace_conformance', *arguments]
+    os.execve(setpriv, command, environment)
+
+
+class _RecorderCapture:
+    """Keeps the session's recorder after pytest has finished, so the CLI can state the verdict."""
+
+    recorder: ConformanceRecorder | None = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.recorder = config.pluginmanager.get_plugin(RECORDER_NAME)
+
+
+def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    if not args.keep_capabilities:
+        _drop_bypass_capabilities(argv)
+    backends = _anyio_backends(args.anyio_backend)
+    if isinstance(backends, str):
+        return _fail(backends)
+    if args.workers and importlib.util.find_spec('xdist') is None:
+        return _fail('-n needs pytest-xdist: pip install "workspace-conformance[xdist]"')
+    with tempfile.TemporaryDirectory(prefix='workspace-conformance-') as temporary:
+        run_dir = Path(temporary)
+        try:
+            resolve_target(args.target, fresh=args.fresh, attach=args.attach, destroy=args.destroy,
+                           check_dir=run_dir / 'check')
+        except TargetError as error:
+            return _fail(str(error))
+        spec = CertificationSpec(target=args.target, run_dir=str(run_dir / 'environments'), anyio_backends=backends,
+                                 fresh=args.fresh, attach=args.attach, destroy=args.destroy)
+        tests = run_dir / 'suite'
+        tests.mkdir()
+        (tests / 'pytest.ini').write_text('[pytest]\n')
+        (tests / 'test_certification.py').write_text(GENERATED_MODULE)
+        os.environ[SPEC_ENVIRONMENT] = spec.to_json()
+        pytest_args = [str(tests), '-q', '--no-header', '-p', 'no:cacheprovider', '-W', 'ignore::pytest.PytestAssertRewriteWarning', '--rootdir', str(tests),
+                       '-c', str(tests / 'pytest.ini')]
+        if args.keyword:
+            pytest_args += ['-k', args.keyword]
+        if args.workers:
+            pytest_args += ['-n', str(args.workers)]
+        if args.conformance_time_scale is not None:
+            pytest_args += ['--conformance-time-scale', str(args.conformance_time_scale)]
+        capture = _RecorderCapture()
+        status = pytest.main(pytest_args, plugins=[capture])
+    recorder = capture.recorder
+    if recorder is None or not recorder.subjects or status in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
+        sys.stdout.write('workspace-conformance: not certified (the run recorded no rule)\n')
+        return EXIT_NOT_CERTIFIED
+    summaries = [summary for subject in recorder.subjects.values() for summary in subject.summaries()]
+    verdict = verdict_of(summaries)
+    sys.stdout.write(f'workspace-conformance: {verdict} ({args.target or "local"})\n')
+    return EXIT_CERTIFIED if verdict == 'certified' else EXIT_NOT_CERTIFIED

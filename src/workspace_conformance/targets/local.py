@@ -1,0 +1,139 @@
+"""The `local` target: pydantic-ai's `LocalWorkspaceBackend` in directories the run owns."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+from pydantic_ai.workspaces import (
+    CommandResult,
+    FileEntry,
+    LocalWorkspaceBackend,
+    WorkspaceBackend,
+    WorkspaceCommand,
+    WorkspaceRef,
+)
+
+from .base import Target
+
+__all__ = ('LAZY_PROVIDER', 'LazyLocalBackend', 'local_target')
+
+LAZY_PROVIDER = 'local-lazy'
+
+
+class LazyLocalBackend:
+    """A provider-shaped `LocalWorkspaceBackend`: no I/O when built, a new directory on first use.
+
+    `LocalWorkspaceBackend`'s ref exists from construction, so it has no creation to race; this wrapper
+    gives the lifecycle rules (concurrent first use, cancellation mid-create, attach by ref) a real
+    creation step while every operation still runs through `LocalWorkspaceBackend`.
+    """
+
+    def __init__(self, parent: Path, *, ref: WorkspaceRef | None = None) -> None:
+        self._parent = parent
+        self._ref = ref
+        self._local: LocalWorkspaceBackend | None = None
+        self._lock: anyio.Lock | None = None
+
+    @property
+    def ref(self) -> WorkspaceRef | None:
+        """`None` until the first operation creates the directory, then `WorkspaceRef('local-lazy', path)`."""
+        return self._ref
+
+    async def _connect(self) -> LocalWorkspaceBackend:
+        if self._local is not None:
+            return self._local
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._local is None:
+                if self._ref is None:
+                    # Shielded: a caller cancelled mid-create still leaves the ref recorded.
+                    with anyio.CancelScope(shield=True):
+                        self._parent.mkdir(parents=True, exist_ok=True)
+                        path = await anyio.to_thread.run_sync(lambda: tempfile.mkdtemp(prefix='env-', dir=self._parent))
+                        self._ref = WorkspaceRef(provider=LAZY_PROVIDER, id=str(Path(path).resolve()))
+                self._local = LocalWorkspaceBackend(self._ref.id)
+        return self._local
+
+    async def working_dir(self) -> str:
+        return await (await self._connect()).working_dir()
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        return await (await self._connect()).run(command, shell=shell, env=env, timeout=timeout)
+
+    async def read_bytes(self, path: str) -> bytes:
+        return await (await self._connect()).read_bytes(path)
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        await (await self._connect()).write_bytes(path, data)
+
+    async def stat(self, path: str) -> FileEntry:
+        return await (await self._connect()).stat(path)
+
+    async def list_dir(self, path: str) -> Sequence[FileEntry]:
+        return await (await self._connect()).list_dir(path)
+
+    async def make_dir(self, path: str) -> None:
+        await (await self._connect()).make_dir(path)
+
+    async def remove(self, path: str) -> None:
+        await (await self._connect()).remove(path)
+
+    async def exists(self, path: str) -> bool:
+        return await (await self._connect()).exists(path)
+
+    async def realpath(self, path: str) -> str:
+        return await (await self._connect()).realpath(path)
+
+
+def _sacrificial(run_dir: Path) -> WorkspaceBackend:
+    """An independent environment two levels below a directory of its own, so its ancestors are sacrificial too."""
+    (run_dir / 'destructive').mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix='sacrificial-', dir=run_dir / 'destructive')) / 'chain' / 'workspace'
+    path.mkdir(parents=True)
+    return LocalWorkspaceBackend(path)
+
+
+def _attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
+    if ref.provider == LAZY_PROVIDER:
+        return LazyLocalBackend(run_dir / 'fresh', ref=ref)
+    return LocalWorkspaceBackend(ref.id)
+
+
+async def destroy_local_environment(backend: WorkspaceBackend) -> None:
+    """Delete the directory behind a local backend's ref, as whoever holds the ref would."""
+    ref = backend.ref
+    if ref is None:
+        raise ValueError('this backend has no environment to destroy yet')
+    await anyio.to_thread.run_sync(lambda: shutil.rmtree(ref.id))
+
+
+def _shared(run_dir: Path) -> WorkspaceBackend:
+    path = run_dir / 'shared'
+    path.mkdir(parents=True, exist_ok=True)
+    return LocalWorkspaceBackend(path)
+
+
+def local_target() -> Target:
+    """`LocalWorkspaceBackend` with every optional fixture: fresh (lazy wrapper), destructive, attach, destroy."""
+    return Target(
+        name='local',
+        description="pydantic-ai's LocalWorkspaceBackend in a temporary directory",
+        backend=_shared,
+        fresh_backend=lambda run_dir: LazyLocalBackend(run_dir / 'fresh'),
+        destructive_backend=_sacrificial,
+        attach_backend=_attach,
+        destroy_environment=destroy_local_environment,
+    )
