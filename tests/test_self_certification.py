@@ -20,7 +20,8 @@ class LocalFixtures:
     """Every optional fixture, built the way the `local` target builds them."""
 
     @pytest.fixture(scope='class')
-    def run_dir(self, tmp_path_factory: pytest.TempPathFactory, anyio_backend: str) -> Path:
+    @classmethod
+    def run_dir(cls, tmp_path_factory: pytest.TempPathFactory, anyio_backend: str) -> Path:
         return tmp_path_factory.mktemp(f'local-{anyio_backend}')
 
     @pytest.fixture
@@ -49,7 +50,8 @@ class LocalFixtures:
 
 class TestLocalWorkspaceBackend(LocalFixtures, WorkspaceBackendSuite):
     @pytest.fixture(scope='class')
-    def backend(self, run_dir: Path) -> LocalWorkspaceBackend:
+    @classmethod
+    def backend(cls, run_dir: Path) -> LocalWorkspaceBackend:
         (run_dir / 'shared').mkdir()
         return LocalWorkspaceBackend(run_dir / 'shared')
 
@@ -58,6 +60,7 @@ class TestCommandsOnlyLocal(LocalFixtures, WorkspaceBackendSuite):
     """File rules go through pydantic-ai's shell-derived filesystem."""
 
     @pytest.fixture(scope='class')
-    def backend(self, run_dir: Path) -> CommandsOnly:
+    @classmethod
+    def backend(cls, run_dir: Path) -> CommandsOnly:
         (run_dir / 'shared').mkdir()
         return CommandsOnly(LocalWorkspaceBackend(run_dir / 'shared'))

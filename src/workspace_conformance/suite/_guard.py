@@ -89,6 +89,7 @@ def guarded(
 
     @functools.wraps(function)
     async def run_rule(*args: Any, **kwargs: Any) -> None:
+        __tracebackhide__ = True
         scale = kwargs[SCALE_FIXTURE] if asks_scale else kwargs.pop(SCALE_FIXTURE)
         run = RuleRun(rule=rule, scale=float(scale))
         _trace_factories(kwargs, run.log)

@@ -175,7 +175,8 @@ class SuiteFixtures:
     """The fixtures and switches every `WorkspaceBackendSuite` has; override them in a subclass."""
 
     @pytest.fixture(scope='class', params=['asyncio', 'trio'] if installed_trio() else ['asyncio'])
-    def anyio_backend(self, request: pytest.FixtureRequest) -> str:
+    @classmethod
+    def anyio_backend(cls, request: pytest.FixtureRequest) -> str:
         """Every rule runs on asyncio, and on Trio when it is installed; override to restrict."""
         return str(request.param)
 

@@ -39,6 +39,8 @@ class OperationLog:
 
     calls: int = 0
     pending: dict[int, tuple[str, float]] = field(default_factory=dict)
+    cancelled: list[tuple[str, float, float]] = field(default_factory=list)
+    """Operations a cancellation interrupted: description, start, and when it was cancelled."""
     last: str | None = None
 
     async def call(self, description: str, operation: Callable[[], Awaitable[Any]]) -> Any:
@@ -49,16 +51,23 @@ class OperationLog:
         self.pending[token] = (description, anyio.current_time())
         try:
             return await operation()
+        except anyio.get_cancelled_exc_class():
+            self.cancelled.append((*self.pending[token], anyio.current_time()))
+            raise
         finally:
             del self.pending[token]
 
     def describe_pending(self) -> str:
-        """The oldest operation that never returned, or what the rule was doing instead."""
-        if not self.pending:
+        """The oldest operation still pending (or cut short by the latest cancellation), or what the rule did."""
+        candidates = list(self.pending.values())
+        if not candidates and self.cancelled:
+            latest = max(cancelled_at for _, _, cancelled_at in self.cancelled)
+            candidates = [(text, started) for text, started, at in self.cancelled if at >= latest - 0.25]
+        if not candidates:
             last = f'; the last backend call was {self.last}' if self.last else ''
             return f'no backend call was pending: the rule was waiting on the environment{last}'
-        description, started = min(self.pending.values(), key=lambda item: item[1])
-        return f'backend.{description} never returned (started {anyio.current_time() - started:.1f} s before)'
+        description, started = min(candidates, key=lambda item: item[1])
+        return f'backend.{description} never returned (it had run {anyio.current_time() - started:.1f} s)'
 
 
 class _Traced:

@@ -21,7 +21,7 @@ LARGE_FILE_BYTES = 8 * 1024 * 1024
 class FileRules:
     """Rules on `SupportsFilesystem` semantics: bytes, metadata, directories and path errors."""
 
-    @rule(area='files', upstream=True, timeout=180)
+    @rule(area='files', requires=['filesystem'], upstream=True, timeout=180)
     async def test_large_file_round_trip(self, backend: WorkspaceBackend) -> None:
         """An 8 MiB file reads back byte for byte: reads are paged rather than cut at an output cap."""
         workspace = workspace_of(backend)
@@ -34,7 +34,7 @@ class FileRules:
                 first = next((i for i, (a, b) in enumerate(zip(back, data, strict=False)) if a != b), min(len(back), len(data)))
                 raise AssertionError(f'read back {len(back)} bytes of {len(data)}, first difference at byte {first}')
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_bytes_round_trip_and_write_creates_parents(self, backend: WorkspaceBackend) -> None:
         """Every byte value round-trips, a write creates missing parents, and a rewrite replaces the whole file."""
         workspace = workspace_of(backend)
@@ -48,7 +48,7 @@ class FileRules:
             back = await workspace.read_bytes(path)
             assert back == b'short', f'after rewriting with b"short" the file held {back[:40]!r}'
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_exists(self, backend: WorkspaceBackend) -> None:
         """`exists` is true for a file and a directory, and false (not an error) for a missing path."""
         workspace = workspace_of(backend)
@@ -65,7 +65,7 @@ class FileRules:
                 answer = await workspace.exists(path)
                 assert answer is expected, f'exists({path!r}) returned {answer!r}, expected {expected}'
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_stat_and_list_dir(self, backend: WorkspaceBackend) -> None:
         """`stat` and `list_dir` report each entry's name, absolute path, kind, and a size that is exact or `None`."""
         workspace = workspace_of(backend)
@@ -87,7 +87,7 @@ class FileRules:
             assert listed == [('four.bin', file, False)], f'list_dir of a directory with one file gave {listed!r}'
             assert inner[0].size in (None, 4), f'list_dir gave a 4-byte file the size {inner[0].size!r}'
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_make_dir_creates_parents_and_is_idempotent(self, backend: WorkspaceBackend) -> None:
         """`make_dir` creates missing parents, and making an existing directory again succeeds and keeps its files."""
         workspace = workspace_of(backend)
@@ -100,7 +100,7 @@ class FileRules:
             await workspace.make_dir(path)
             assert await workspace.read_bytes(kept) == b'kept', 'making an existing directory again lost its files'
 
-    @rule(area='files', requires=['commands'], upstream=True)
+    @rule(area='files', requires=['filesystem', 'commands'], upstream=True)
     async def test_commands_and_files_share_one_environment(self, backend: WorkspaceBackend) -> None:
         """Files written through the file API are seen by commands, and files commands write are seen by the API."""
         commands = commands_of(backend)
@@ -114,7 +114,7 @@ class FileRules:
             back = await workspace.read_bytes(path)
             assert back == b'from-commands\n', f'the file API read {back!r} after a command rewrote the file'
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_missing_paths_raise_file_not_found(self, backend: WorkspaceBackend) -> None:
         """`read_bytes`, `stat`, `list_dir` and `remove` of a missing path raise `FileNotFoundError`."""
         workspace = workspace_of(backend)
@@ -124,7 +124,7 @@ class FileRules:
                 with expect_error(FileNotFoundError, f'{name}({missing!r})'):
                     await getattr(workspace, name)(missing)
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_reading_a_directory_raises_is_a_directory(self, backend: WorkspaceBackend) -> None:
         """`read_bytes` of a directory raises `IsADirectoryError`."""
         workspace = workspace_of(backend)
@@ -132,7 +132,7 @@ class FileRules:
             with expect_error(IsADirectoryError, f'read_bytes of the directory {root!r}'):
                 await workspace.read_bytes(root)
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_listing_a_file_raises_not_a_directory(self, backend: WorkspaceBackend) -> None:
         """`list_dir` of a regular file raises `NotADirectoryError`."""
         workspace = workspace_of(backend)
@@ -142,7 +142,7 @@ class FileRules:
             with expect_error(NotADirectoryError, f'list_dir of the file {file!r}'):
                 await workspace.list_dir(file)
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_writing_to_a_directory_raises_is_a_directory(self, backend: WorkspaceBackend) -> None:
         """`write_bytes` to a directory raises `IsADirectoryError` and leaves the directory as it was."""
         workspace = workspace_of(backend)
@@ -154,7 +154,7 @@ class FileRules:
                 await workspace.write_bytes(folder, b'clobber')
             assert await workspace.read_bytes(inside) == b'inside', 'the refused write damaged the directory'
 
-    @rule(area='files', level='extended', requires=['commands', 'posix_shell', 'mkfifo'], upstream=True)
+    @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell', 'mkfifo'], upstream=True)
     async def test_fifo_read_does_not_wait_for_writer(
         self, backend: WorkspaceBackend, has_real_posix_shell: bool
     ) -> None:
@@ -191,7 +191,7 @@ class FileRules:
                 + (f' only after the suite wrote to it at {bound:g} s' if result == b'unblocked' else '')
             )
 
-    @rule(area='files', level='extended', requires=['commands', 'posix_shell'], upstream=True)
+    @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell'], upstream=True)
     async def test_permission_denied_uses_builtin_error(
         self, backend: WorkspaceBackend, has_real_posix_shell: bool, filesystem_honors_shell_permissions: bool
     ) -> None:
@@ -239,7 +239,7 @@ class FileRules:
                 await workspace.make_dir(below)
             assert await workspace.read_bytes(file) == b'a file', 'the refused operations replaced the file'
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_making_a_directory_over_a_file_raises_file_exists(self, backend: WorkspaceBackend) -> None:
         """`make_dir` of a path that is a regular file raises `FileExistsError` and keeps the file."""
         workspace = workspace_of(backend)
@@ -250,7 +250,7 @@ class FileRules:
                 await workspace.make_dir(file)
             assert await workspace.read_bytes(file) == b'a file', 'the refused make_dir replaced the file'
 
-    @rule(area='files', upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True)
     async def test_remove_deletes_a_file_or_a_tree(self, backend: WorkspaceBackend) -> None:
         """`remove` deletes a file, or a directory with everything in it, and nothing beside them."""
         workspace = workspace_of(backend)
@@ -266,7 +266,7 @@ class FileRules:
                 assert not await workspace.exists(gone), f'{gone} still exists after remove'
             assert await workspace.read_bytes(kept) == b'kept', 'remove also deleted a sibling'
 
-    @rule(area='files', level='extended', requires=['fresh'], upstream=True)
+    @rule(area='files', level='extended', requires=['filesystem', 'fresh'], upstream=True)
     async def test_remove_refuses_the_working_dir_and_its_ancestors(
         self, destructive_backend: Callable[[], WorkspaceBackend] | None
     ) -> None:

@@ -18,7 +18,7 @@ __all__ = ('SymlinkRules',)
 class SymlinkRules:
     """Rules for backends whose storage holds symlinks (created with `make_symlink` or `ln -s`)."""
 
-    @rule(area='symlinks', requires=['ln'], upstream=True)
+    @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True)
     async def test_symlink_loop_does_not_break_listing(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -34,7 +34,7 @@ class SymlinkRules:
             expected = [('ouroboros', False), ('ping', False), ('pong', False)]
             assert listed == expected, f'list_dir gave {listed!r}, expected {expected!r}'
 
-    @rule(area='symlinks', requires=['ln'], upstream=True)
+    @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True)
     async def test_realpath_and_entries_follow_symlinks(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -75,7 +75,7 @@ class SymlinkRules:
             kinds = {entry.name: entry.is_dir for entry in await workspace.list_dir(root)}
             assert kinds == {'link': True, 'nest': True, 'target': True}, f'list_dir gave {kinds!r}'
 
-    @rule(area='symlinks', requires=['ln'], upstream=True)
+    @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True)
     async def test_writes_go_through_a_symlink(self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None) -> None:
         """`write_bytes` to a symlink replaces its target's contents and keeps the link a link."""
         workspace = workspace_of(backend)

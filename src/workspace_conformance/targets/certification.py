@@ -51,11 +51,13 @@ def suite_for(target: Target, run_dir: Path, anyio_backends: tuple[str, ...]) ->
 
     class TestCertification(WorkspaceBackendSuite):
         @pytest.fixture(scope='class', params=list(anyio_backends))
-        def anyio_backend(self, request: pytest.FixtureRequest) -> str:
+        @classmethod
+        def anyio_backend(cls, request: pytest.FixtureRequest) -> str:
             return str(request.param)
 
         @pytest.fixture(scope='class')
-        def backend(self, anyio_backend: str) -> WorkspaceBackend:
+        @classmethod
+        def backend(cls, anyio_backend: str) -> WorkspaceBackend:
             return target.backend(run_dir / anyio_backend)
 
         @pytest.fixture

@@ -1,0 +1,63 @@
+"""The catalog is built from the decorators, is well formed, and docs/rules.md is generated from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workspace_conformance import AREAS, LEVELS, WorkspaceBackendSuite, catalog, rule, rules
+from workspace_conformance.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ids_are_unique_and_every_rule_states_one_clause() -> None:
+    found = rules()
+    assert len({r.id for r in found}) == len(found)
+    for r in found:
+        assert r.area in AREAS and r.level in LEVELS
+        assert r.clause.endswith('.'), f'{r.id}: the clause should be one full sentence: {r.clause!r}'
+
+
+def test_catalog_follows_subclass_overrides() -> None:
+    class Narrowed(WorkspaceBackendSuite):
+        test_exists = None  # a project that drops a rule
+
+        @rule(area='files')
+        async def test_project_specific(self) -> None:
+            """A project's own rule joins the catalog."""
+
+    ids = {r.id for r in catalog(Narrowed)}
+    assert 'exists' not in ids and 'project_specific' in ids
+    assert len(ids) == len(rules())
+
+
+def test_a_rule_without_a_docstring_is_refused() -> None:
+    with pytest.raises(TypeError, match='docstring'):
+
+        @rule(area='files')
+        async def test_nothing(self: object) -> None:
+            pass
+
+
+def test_docs_rules_md_is_current() -> None:
+    result = subprocess.run([sys.executable, str(ROOT / 'scripts' / 'generate_docs.py'), '--check'],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+def test_rules_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['rules', '--format', 'json']) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r['id'] for r in data['rules']] == [r.id for r in rules()]
+
+
+@pytest.mark.parametrize('fmt', ['table', 'markdown'])
+def test_rules_command_lists_every_rule(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['rules', '--format', fmt]) == 0
+    out = capsys.readouterr().out
+    assert all(r.id in out for r in rules())
