@@ -111,20 +111,21 @@ class _RecorderCapture:
 
 
 def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
-    if not args.keep_capabilities:
-        _drop_bypass_capabilities(argv)
     backends = _anyio_backends(args.anyio_backend)
     if isinstance(backends, str):
         return _fail(backends)
     if args.workers and importlib.util.find_spec('xdist') is None:
         return _fail('-n needs pytest-xdist: pip install "workspace-conformance[xdist]"')
-    with tempfile.TemporaryDirectory(prefix='workspace-conformance-') as temporary:
-        run_dir = Path(temporary)
+    with tempfile.TemporaryDirectory(prefix='workspace-conformance-check-') as check_dir:
         try:
             resolve_target(args.target, fresh=args.fresh, attach=args.attach, destroy=args.destroy,
-                           check_dir=run_dir / 'check')
+                           check_dir=Path(check_dir))
         except TargetError as error:
             return _fail(str(error))
+    if not args.keep_capabilities:
+        _drop_bypass_capabilities(argv)
+    with tempfile.TemporaryDirectory(prefix='workspace-conformance-') as temporary:
+        run_dir = Path(temporary)
         spec = CertificationSpec(target=args.target, run_dir=str(run_dir / 'environments'), anyio_backends=backends,
                                  fresh=args.fresh, attach=args.attach, destroy=args.destroy)
         tests = run_dir / 'suite'
