@@ -45,8 +45,9 @@ def test_a_rule_without_a_docstring_is_refused() -> None:
 
 
 def test_docs_rules_md_is_current() -> None:
-    result = subprocess.run([sys.executable, str(ROOT / 'scripts' / 'generate_docs.py'), '--check'],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / 'scripts' / 'generate_docs.py'), '--check'], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout
 
 

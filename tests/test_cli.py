@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-FACTORIES = '''
+FACTORIES = """
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 
 def local(run_dir):
@@ -23,14 +23,18 @@ def not_a_backend():
     return 42
 
 value = 3
-'''
+"""
 
 
 def _certify(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, 'PYTHONPATH': str(cwd)}
     return subprocess.run(
         [sys.executable, '-m', 'workspace_conformance', 'certify', *args],
-        cwd=cwd, env=environment, capture_output=True, text=True, timeout=600,
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -69,8 +73,16 @@ def test_the_default_local_target_is_certified_and_writes_nothing_here(workdir: 
 
 
 def test_a_factory_target_narrowed_with_k_runs_but_is_not_certified(workdir: Path) -> None:
-    result = _certify(workdir, 'my_factories:local', '-k', 'test_exists', '--anyio-backend', 'asyncio',
-                      '--conformance-time-scale', '2')
+    result = _certify(
+        workdir,
+        'my_factories:local',
+        '-k',
+        'test_exists',
+        '--anyio-backend',
+        'asyncio',
+        '--conformance-time-scale',
+        '2',
+    )
     assert result.returncode == 1, result.stdout[-3000:]
     assert '1 passed' in result.stdout
     assert result.stdout.rstrip().splitlines()[-1] == 'workspace-conformance: not certified (my_factories:local)'

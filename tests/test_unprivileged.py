@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-SUITE = '''
+SUITE = """
 import pytest
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 from workspace_conformance import WorkspaceBackendSuite
@@ -33,7 +33,7 @@ class TestShellDerived(WorkspaceBackendSuite):
     @pytest.fixture
     def backend(self, tmp_path):
         return CommandsOnly(LocalWorkspaceBackend(tmp_path))
-'''
+"""
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,9 +44,29 @@ def test_permission_rule_passes_without_the_bypass_capabilities(tmp_path: Path) 
     (tmp_path / 'test_unprivileged_suite.py').write_text(SUITE)
     drop = '-dac_override,-dac_read_search'
     result = subprocess.run(
-        ['setpriv', '--bounding-set', drop, '--inh-caps', drop, sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider',
-         '-rs', '-k', 'permission_denied', '--rootdir', str(tmp_path), str(tmp_path)],
-        cwd=tmp_path, env={**os.environ, 'PYTHONPATH': str(ROOT)}, capture_output=True, text=True, timeout=300,
+        [
+            'setpriv',
+            '--bounding-set',
+            drop,
+            '--inh-caps',
+            drop,
+            sys.executable,
+            '-m',
+            'pytest',
+            '-p',
+            'no:cacheprovider',
+            '-rs',
+            '-k',
+            'permission_denied',
+            '--rootdir',
+            str(tmp_path),
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout[-4000:]
     assert ' 4 passed' in result.stdout and 'skipped' not in result.stdout, result.stdout[-4000:]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-HEADER = '''
+HEADER = """
 import anyio
 import pytest
 from pydantic_ai.workspaces import LocalWorkspaceBackend
@@ -25,7 +25,7 @@ class Base(WorkspaceBackendSuite):
     @classmethod
     def backend(cls, tmp_path_factory):
         return LocalWorkspaceBackend(tmp_path_factory.mktemp('ws'))
-'''
+"""
 
 
 def _as_root() -> int:
@@ -38,7 +38,9 @@ def _run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
 
 
 def test_declared_limit_skips_with_its_reason_and_makes_the_verdict_partial(pytester: pytest.Pytester) -> None:
-    result = _run(pytester, '''
+    result = _run(
+        pytester,
+        """
 class TestLimited(Base):
     @pytest.fixture
     def declared_limits(self):
@@ -57,52 +59,80 @@ class TestLimited(Base):
     def destroy_environment(self):
         from workspace_conformance.targets.local import destroy_local_environment
         return destroy_local_environment
-''', '--conformance-time-scale', '0.5')
+""",
+        '--conformance-time-scale',
+        '0.5',
+    )
     result.assert_outcomes(passed=39 - _as_root(), skipped=1 + _as_root())
-    result.stdout.fnmatch_lines([
-        '  [[]processes/background_child_does_not_hold_up_completed_command[]] (extended) declared-limit: '
-        'the SDK waits for pipe EOF',
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            '  [[]processes/background_child_does_not_hold_up_completed_command[]] (extended) declared-limit: '
+            'the SDK waits for pipe EOF',
+        ]
+    )
     result.stdout.fnmatch_lines(['verdict: partial*'])
-    result.stdout.fnmatch_lines(['SKIPPED*[[]processes/background_child_does_not_hold_up_completed_command[]] '
-                                 'declared-limit: the SDK waits for pipe EOF'])
+    result.stdout.fnmatch_lines(
+        [
+            'SKIPPED*[[]processes/background_child_does_not_hold_up_completed_command[]] '
+            'declared-limit: the SDK waits for pipe EOF'
+        ]
+    )
 
 
 def test_a_run_narrowed_by_k_is_never_certified(pytester: pytest.Pytester) -> None:
-    result = _run(pytester, '''
+    result = _run(
+        pytester,
+        """
 class TestNarrow(Base):
     pass
-''', '-k', 'test_exists')
+""",
+        '-k',
+        'test_exists',
+    )
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(['  [[]commands/env_is_added[]] (core) no result on asyncio', 'verdict: not certified*'])
+    result.stdout.fnmatch_lines(
+        ['  [[]commands/env_is_added[]] (core) no result on asyncio', 'verdict: not certified*']
+    )
 
 
 def test_unknown_rule_id_in_declared_limits_is_one_clear_error(pytester: pytest.Pytester) -> None:
-    result = _run(pytester, '''
+    result = _run(
+        pytester,
+        """
 class TestTypo(Base):
     @pytest.fixture
     def declared_limits(self):
         return {'exist': 'typo', 'no_such_rule': 'invented'}
-''', '-k', 'test_exists')
+""",
+        '-k',
+        'test_exists',
+    )
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([
-        "*`declared_limits` names unknown rule ids: 'exist' (did you mean 'exists'?), 'no_such_rule'*"
-    ])
+    result.stdout.fnmatch_lines(
+        ["*`declared_limits` names unknown rule ids: 'exist' (did you mean 'exists'?), 'no_such_rule'*"]
+    )
 
 
 def test_unknown_rule_id_in_expected_failures_is_an_error(pytester: pytest.Pytester) -> None:
-    result = _run(pytester, '''
+    result = _run(
+        pytester,
+        """
 class TestTypo(Base):
     @pytest.fixture
     def expected_failures(self):
         return {'nope': 'invented'}
-''', '-k', 'test_exists')
+""",
+        '-k',
+        'test_exists',
+    )
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*`expected_failures` names unknown rule ids: 'nope'*"])
 
 
 def test_expected_failure_is_strict(pytester: pytest.Pytester) -> None:
-    result = _run(pytester, '''
+    result = _run(
+        pytester,
+        """
 class Broken(LocalWorkspaceBackend):
     async def exists(self, path):
         return True
@@ -116,14 +146,20 @@ class TestKnownBug(Base):
     @pytest.fixture
     def expected_failures(self):
         return {'exists': 'exists() answers True for everything', 'env_is_added': 'claimed broken, but works'}
-''', '-k', 'test_exists or env_is_added')
+""",
+        '-k',
+        'test_exists or env_is_added',
+    )
     # The broken rule is an expected failure; the working one is an XPASS(strict) telling the author to drop it.
     result.assert_outcomes(xfailed=1, failed=1)
     result.stdout.fnmatch_lines(['*XPASS(strict)*[[]commands/env_is_added[]] expected failure: claimed broken*'])
 
 
 def test_a_hanging_backend_fails_each_rule_with_hung_after_and_the_session_goes_on(pytester: pytest.Pytester) -> None:
-    result = _run(pytester, '''
+    started = time.monotonic()
+    result = _run(
+        pytester,
+        """
 class Hanging(LocalWorkspaceBackend):
     async def working_dir(self):
         await anyio.sleep_forever()
@@ -133,21 +169,29 @@ class TestHangs(Base):
     @classmethod
     def backend(cls, tmp_path_factory):
         return Hanging(tmp_path_factory.mktemp('ws'))
-''', '-k', 'working_dir_is_canonical or test_exists or stat_and_list_dir', '--conformance-time-scale', '0.02')
-    started = time.monotonic()
+""",
+        '-k',
+        'working_dir_is_canonical or test_exists or stat_and_list_dir',
+        '--conformance-time-scale',
+        '0.02',
+    )
     elapsed = time.monotonic() - started
     result.assert_outcomes(failed=3)
-    result.stdout.fnmatch_lines([
-        '*[[]lifecycle/working_dir_is_canonical[]] contract:*',
-        '*observed: hung after 1.2 s: backend.working_dir() never returned*',
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            '*[[]lifecycle/working_dir_is_canonical[]] contract:*',
+            '*observed: hung after 1.2 s: backend.working_dir() never returned*',
+        ]
+    )
     assert elapsed < 30
     durations = [float(value) for value in re.findall(r'in ([0-9.]+)s', result.stdout.str())]
     assert durations and durations[-1] < 3 * 1.2 + 5, durations
 
 
 def test_failure_message_names_the_rule_and_quotes_the_clause(pytester: pytest.Pytester) -> None:
-    result = _run(pytester, '''
+    result = _run(
+        pytester,
+        """
 class Lies(LocalWorkspaceBackend):
     async def run(self, command, *, shell=False, env=None, timeout=None):
         result = await super().run(command, shell=shell, env=env, timeout=timeout)
@@ -158,21 +202,30 @@ class TestLies(Base):
     @classmethod
     def backend(cls, tmp_path_factory):
         return Lies(tmp_path_factory.mktemp('ws'))
-''', '-k', 'a_missing_program_exits_127')
+""",
+        '-k',
+        'a_missing_program_exits_127',
+    )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        '*RuleFailure: [[]commands/a_missing_program_exits_127[]] contract: "An argv program that does not exist is a '
-        'result with exit code 127, as in `sh`."',
-        '*observed: running a missing program returned exit code 0',
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            '*RuleFailure: [[]commands/a_missing_program_exits_127[]] contract: '
+            '"An argv program that does not exist is a '
+            'result with exit code 127, as in `sh`."',
+            '*observed: running a missing program returned exit code 0',
+        ]
+    )
 
 
 def test_every_skip_of_a_bare_backend_is_classified(pytester: pytest.Pytester) -> None:
     # Only `backend`: each optional-fixture rule skips as fixture-missing, and nothing skips unclassified.
-    result = _run(pytester, '''
+    result = _run(
+        pytester,
+        """
 class TestBare(Base):
     pass
-''')
+""",
+    )
     skipped = [line for line in result.stdout.lines if line.startswith('SKIPPED')]
     assert skipped, result.stdout.str()
     kinds = 'not-applicable|declared-limit|fixture-missing|environment|runner'

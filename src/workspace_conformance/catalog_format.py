@@ -13,11 +13,15 @@ __all__ = ('FORMATS', 'render_catalog')
 FORMATS = ('table', 'json', 'markdown')
 
 
+def _requires(rule: Rule) -> str:
+    return ', '.join(rule.requires) or '-'
+
+
 def _table(catalog: Sequence[Rule]) -> str:
     width = max(len(rule.qualified) for rule in catalog)
     lines = [f'{"rule":<{width}}  {"level":<8}  {"upstream":<8}  requires']
     lines += [
-        f'{rule.qualified:<{width}}  {rule.level:<8}  {"yes" if rule.upstream else "no":<8}  {", ".join(rule.requires) or "-"}'
+        f'{rule.qualified:<{width}}  {rule.level:<8}  {"yes" if rule.upstream else "no":<8}  {_requires(rule)}'
         for rule in catalog
     ]
     core = sum(rule.level == 'core' for rule in catalog)
@@ -38,15 +42,21 @@ def _markdown(catalog: Sequence[Rule]) -> str:
         '`python scripts/generate_docs.py`; do not edit by hand.',
         '',
         f'{len(catalog)} rules: {core} core, {len(catalog) - core} extended. '
-        'A rule marked *upstream* has the same name and meaning in pydantic-ai\'s own suite.',
+        "A rule marked *upstream* has the same name and meaning in pydantic-ai's own suite.",
     ]
     for area in AREAS:
         in_area = [rule for rule in catalog if rule.area == area]
         if not in_area:
             continue
-        lines += ['', f'## {area}', '', '| rule | level | requires | upstream | clause |', '| --- | --- | --- | --- | --- |']
         lines += [
-            f'| `{rule.id}` | {rule.level} | {", ".join(rule.requires) or "-"} | {"yes" if rule.upstream else "no"} '
+            '',
+            f'## {area}',
+            '',
+            '| rule | level | requires | upstream | clause |',
+            '| --- | --- | --- | --- | --- |',
+        ]
+        lines += [
+            f'| `{rule.id}` | {rule.level} | {_requires(rule)} | {"yes" if rule.upstream else "no"} '
             f'| {_cell(rule.clause)} |'
             for rule in in_area
         ]

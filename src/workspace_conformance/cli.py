@@ -42,20 +42,31 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             'Certify a backend. TARGET is `local` (the default: LocalWorkspaceBackend in a fresh temporary directory) '
             'or package.module:factory, a callable returning a backend; it is called with no argument, or with the '
-            "run's scratch directory (a pathlib.Path) if it takes one. Exit 0 when certified, 1 when not, 2 on bad input."
+            "run's scratch directory (a pathlib.Path) if it takes one. "
+            'Exit 0 when certified, 1 when not, 2 on bad input.'
         ),
     )
     certify.add_argument('target', nargs='?', metavar='TARGET', help='local, or package.module:factory')
     certify.add_argument('--fresh', metavar='MODULE:FACTORY', help='builds an unconnected backend (no ref yet)')
     certify.add_argument('--attach', metavar='MODULE:FACTORY', help='factory(ref) building a backend attached by ref')
-    certify.add_argument('--destroy', metavar='MODULE:FUNCTION', help='async function(backend) destroying its environment')
+    certify.add_argument(
+        '--destroy', metavar='MODULE:FUNCTION', help='async function(backend) destroying its environment'
+    )
     certify.add_argument('--anyio-backend', choices=['asyncio', 'trio', 'all'], default='all')
     certify.add_argument('-k', dest='keyword', metavar='EXPR', help='only rules matching this pytest -k expression')
     certify.add_argument('-n', dest='workers', metavar='N', help='run rules in N pytest-xdist workers (or auto)')
-    certify.add_argument('--conformance-time-scale', type=float, default=None, metavar='X',
-                         help='multiply every hang guard and wait (e.g. 3 for a slow provider)')
-    certify.add_argument('--keep-capabilities', action='store_true',
-                         help='as root, keep CAP_DAC_OVERRIDE (the permission rule then skips as a runner gap)')
+    certify.add_argument(
+        '--conformance-time-scale',
+        type=float,
+        default=None,
+        metavar='X',
+        help='multiply every hang guard and wait (e.g. 3 for a slow provider)',
+    )
+    certify.add_argument(
+        '--keep-capabilities',
+        action='store_true',
+        help='as root, keep CAP_DAC_OVERRIDE (the permission rule then skips as a runner gap)',
+    )
 
     listing = commands.add_parser('rules', help='print the rule catalog')
     listing.add_argument('--format', choices=FORMATS, default='table')
@@ -91,12 +102,23 @@ def _drop_bypass_capabilities(argv: Sequence[str] | None) -> None:
     if os.geteuid() != 0 or os.environ.get(CAPABILITIES_DROPPED) or setpriv is None:
         return
     arguments = list(sys.argv[1:] if argv is None else argv)
-    sys.stderr.write('workspace-conformance: running as root; dropping CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH '
-                     'so permission rules can run (--keep-capabilities keeps them)\n')
+    sys.stderr.write(
+        'workspace-conformance: running as root; dropping CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH '
+        'so permission rules can run (--keep-capabilities keeps them)\n'
+    )
     sys.stderr.flush()
     environment = {**os.environ, CAPABILITIES_DROPPED: '1'}
-    command = [setpriv, '--bounding-set', _BYPASS_CAPABILITIES, '--inh-caps', _BYPASS_CAPABILITIES,
-               sys.executable, '-m', 'workspace_conformance', *arguments]
+    command = [
+        setpriv,
+        '--bounding-set',
+        _BYPASS_CAPABILITIES,
+        '--inh-caps',
+        _BYPASS_CAPABILITIES,
+        sys.executable,
+        '-m',
+        'workspace_conformance',
+        *arguments,
+    ]
     os.execve(setpriv, command, environment)
 
 
@@ -118,23 +140,41 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         return _fail('-n needs pytest-xdist: pip install "workspace-conformance[xdist]"')
     with tempfile.TemporaryDirectory(prefix='workspace-conformance-check-') as check_dir:
         try:
-            resolve_target(args.target, fresh=args.fresh, attach=args.attach, destroy=args.destroy,
-                           check_dir=Path(check_dir))
+            resolve_target(
+                args.target, fresh=args.fresh, attach=args.attach, destroy=args.destroy, check_dir=Path(check_dir)
+            )
         except TargetError as error:
             return _fail(str(error))
     if not args.keep_capabilities:
         _drop_bypass_capabilities(argv)
     with tempfile.TemporaryDirectory(prefix='workspace-conformance-') as temporary:
         run_dir = Path(temporary)
-        spec = CertificationSpec(target=args.target, run_dir=str(run_dir / 'environments'), anyio_backends=backends,
-                                 fresh=args.fresh, attach=args.attach, destroy=args.destroy)
+        spec = CertificationSpec(
+            target=args.target,
+            run_dir=str(run_dir / 'environments'),
+            anyio_backends=backends,
+            fresh=args.fresh,
+            attach=args.attach,
+            destroy=args.destroy,
+        )
         tests = run_dir / 'suite'
         tests.mkdir()
         (tests / 'pytest.ini').write_text('[pytest]\n')
         (tests / 'test_certification.py').write_text(GENERATED_MODULE)
         os.environ[SPEC_ENVIRONMENT] = spec.to_json()
-        pytest_args = [str(tests), '-q', '--no-header', '-p', 'no:cacheprovider', '-W', 'ignore::pytest.PytestAssertRewriteWarning', '--rootdir', str(tests),
-                       '-c', str(tests / 'pytest.ini')]
+        pytest_args = [
+            str(tests),
+            '-q',
+            '--no-header',
+            '-p',
+            'no:cacheprovider',
+            '-W',
+            'ignore::pytest.PytestAssertRewriteWarning',
+            '--rootdir',
+            str(tests),
+            '-c',
+            str(tests / 'pytest.ini'),
+        ]
         if args.keyword:
             pytest_args += ['-k', args.keyword]
         if args.workers:
@@ -144,7 +184,11 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         capture = _RecorderCapture()
         status = pytest.main(pytest_args, plugins=[capture])
     recorder = capture.recorder
-    if recorder is None or not recorder.subjects or status in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
+    if (
+        recorder is None
+        or not recorder.subjects
+        or status in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR)
+    ):
         sys.stdout.write('workspace-conformance: not certified (the run recorded no rule)\n')
         return EXIT_NOT_CERTIFIED
     summaries = [summary for subject in recorder.subjects.values() for summary in subject.summaries()]

@@ -1,0 +1,1 @@
+"""Reports of a conformance run: the pytest plugin that records outcomes, the models, the verdict."""

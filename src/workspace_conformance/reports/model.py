@@ -13,6 +13,7 @@ __all__ = (
     'RuleOutcome',
     'RuleStatus',
     'RuleSummary',
+    'SkipKind',
     'Verdict',
     'summarize',
     'verdict_of',

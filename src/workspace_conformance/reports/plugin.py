@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from ..suite import SKIP_KINDS, catalog, rule_of
-from .model import RuleOutcome, RuleSummary, summarize, verdict_of
+from .model import RuleOutcome, RuleSummary, SkipKind, summarize, verdict_of
 
 __all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
 
@@ -88,8 +88,15 @@ class SubjectResults:
             for backend in self.anyio_backends:
                 filled.setdefault(
                     (rule_id, backend),
-                    RuleOutcome(rule_id=rule_id, area=area, level=level, clause='', anyio_backend=backend,
-                                outcome='missing', reason='no result was recorded (not collected, or its run crashed)'),
+                    RuleOutcome(
+                        rule_id=rule_id,
+                        area=area,
+                        level=level,
+                        clause='',
+                        anyio_backend=backend,
+                        outcome='missing',
+                        reason='no result was recorded (not collected, or its run crashed)',
+                    ),
                 )
         return list(filled.values())
 
@@ -101,8 +108,12 @@ def _merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[st
     rule = tag['rule']
     duration = (previous.duration if previous else 0.0) + report.duration
     base: dict[str, Any] = {
-        'rule_id': rule['id'], 'area': rule['area'], 'level': rule['level'], 'clause': rule['clause'],
-        'anyio_backend': tag['anyio_backend'], 'duration': duration,
+        'rule_id': rule['id'],
+        'area': rule['area'],
+        'level': rule['level'],
+        'clause': rule['clause'],
+        'anyio_backend': tag['anyio_backend'],
+        'duration': duration,
     }
     wasxfail = getattr(report, 'wasxfail', None)
     if report.when == 'teardown':
@@ -118,15 +129,19 @@ def _merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[st
             return RuleOutcome(**base, outcome='xpassed', reason=wasxfail)
         return RuleOutcome(**base, outcome='passed')
     if report.failed:
-        outcome = 'error' if report.when == 'setup' else 'failed'
-        return RuleOutcome(**base, outcome=outcome, excerpt=_excerpt(report))
+        if report.when == 'setup':
+            return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report))
+        return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report))
     if wasxfail is not None:
-        return RuleOutcome(**base, outcome='xfailed', reason=wasxfail.removeprefix('reason: '), excerpt=_excerpt(report))
+        return RuleOutcome(
+            **base, outcome='xfailed', reason=wasxfail.removeprefix('reason: '), excerpt=_excerpt(report)
+        )
     reason = _skip_reason(report)
     matched = _SKIP.match(reason)
     if matched is None:
         return RuleOutcome(**base, outcome='skipped', skip_kind='unclassified', reason=reason)
-    return RuleOutcome(**base, outcome='skipped', skip_kind=matched['kind'], reason=matched['why'])
+    kind = cast(SkipKind, matched['kind'])
+    return RuleOutcome(**base, outcome='skipped', skip_kind=kind, reason=matched['why'])
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -151,9 +166,10 @@ class ConformanceRecorder:
         self.subjects: dict[str, SubjectResults] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        tag = next((value for key, value in report.user_properties if key == PROPERTY), None)
-        if tag is None:
+        found = next((value for key, value in report.user_properties if key == PROPERTY), None)
+        if not isinstance(found, dict):
             return
+        tag: dict[str, Any] = found
         subject = self.subjects.setdefault(tag['subject'], SubjectResults(subject=tag['subject']))
         for entry in tag['suite_rules']:
             rule_id, area, level = entry.split('|')
@@ -191,7 +207,8 @@ def _write_summary(writer: Any, subject: SubjectResults) -> None:
     backends = ', '.join(subject.anyio_backends)
     writer.write_line(
         f'verdict: {verdict} ({counts["passed"]} passed, {counts["failed"]} failed, {counts["gap"]} gaps, '
-        f'{counts["not-applicable"]} not applicable, {counts["missing"]} missing; {len(summaries)} rules on {backends})',
+        f'{counts["not-applicable"]} not applicable, {counts["missing"]} missing; '
+        f'{len(summaries)} rules on {backends})',
         bold=True,
         green=verdict == 'certified',
         yellow=verdict == 'partial',

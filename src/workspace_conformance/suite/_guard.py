@@ -77,9 +77,7 @@ def _trace_factories(kwargs: dict[str, Any], log: OperationLog) -> None:
             kwargs[name] = functools.wraps(receiver)(lambda backend, *a, _f=receiver: _f(unwrap(backend), *a))
 
 
-def guarded(
-    function: Callable[..., Coroutine[Any, Any, None]], rule: Rule
-) -> Callable[..., Coroutine[Any, Any, None]]:
+def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> Callable[..., Coroutine[Any, Any, None]]:
     """`function` bounded by the rule's hang guard, with every failure framed by the rule and its clause."""
     signature = inspect.signature(function)
     asks_scale = SCALE_FIXTURE in signature.parameters

@@ -45,7 +45,6 @@ SCRATCH_PREFIX = '.workspace-conformance-'
 """Every scratch directory a rule makes starts with this, so leftovers are easy to find and remove."""
 
 
-
 class ConformanceConfigError(ValueError):
     """The suite's configuration (waivers, fixtures) is wrong; the message says how to fix it."""
 
@@ -283,4 +282,3 @@ class SuiteFixtures:
         if meta.id in expected_failures:
             reason = f'[{meta.qualified}] expected failure: {expected_failures[meta.id]}'
             request.node.add_marker(pytest.mark.xfail(reason=reason, strict=True))
-

@@ -12,8 +12,10 @@ from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 __all__ = ('OperationLog', 'describe_call', 'traced', 'unwrap')
 
-OPERATIONS = ('working_dir', 'run', 'read_bytes', 'write_bytes', 'stat', 'list_dir', 'make_dir', 'remove', 'exists')
-OPERATIONS += ('realpath',)
+OPERATIONS: tuple[str, ...] = (
+    *('working_dir', 'run', 'read_bytes', 'write_bytes', 'stat'),
+    *('list_dir', 'make_dir', 'remove', 'exists', 'realpath'),
+)
 """Every awaitable member of the workspace protocols, in the order the proxy mirrors them."""
 
 

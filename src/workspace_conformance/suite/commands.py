@@ -86,7 +86,7 @@ class CommandRules:
     @rule(area='commands', requires=['commands'], upstream=True)
     async def test_argv_items_are_literal(self, backend: WorkspaceBackend) -> None:
         """Each argv item reaches the program as one literal argument: nothing is split, quoted or expanded."""
-        items = ['$HOME `id` $(id)', "it's \"quoted\"; && || *", '  spaced  ', '-n', 'a\\b\tc', '']
+        items = ['$HOME `id` $(id)', 'it\'s "quoted"; && || *', '  spaced  ', '-n', 'a\\b\tc', '']
         result = await commands_of(backend).run(['sh', '-c', 'for a do printf "<%s>" "$a"; done', 'sh', *items])
         expected = ''.join(f'<{item}>' for item in items)
         assert (result.exit_code, result.stdout) == (0, expected), (

@@ -31,7 +31,9 @@ class FileRules:
             await workspace.write_bytes(path, data)
             back = await workspace.read_bytes(path)
             if back != data:
-                first = next((i for i, (a, b) in enumerate(zip(back, data, strict=False)) if a != b), min(len(back), len(data)))
+                first = next(
+                    (i for i, (a, b) in enumerate(zip(back, data, strict=False)) if a != b), min(len(back), len(data))
+                )
                 raise AssertionError(f'read back {len(back)} bytes of {len(data)}, first difference at byte {first}')
 
     @rule(area='files', requires=['filesystem'], upstream=True)
@@ -186,9 +188,8 @@ class FileRules:
                 await read()
                 group.cancel_scope.cancel()
             result = outcome[0]
-            assert isinstance(result, OSError), (
-                f'reading a FIFO with no writer gave {result!r}'
-                + (f' only after the suite wrote to it at {bound:g} s' if result == b'unblocked' else '')
+            assert isinstance(result, OSError), f'reading a FIFO with no writer gave {result!r}' + (
+                f' only after the suite wrote to it at {bound:g} s' if result == b'unblocked' else ''
             )
 
     @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell'], upstream=True)

@@ -179,4 +179,3 @@ class LifecycleRules:
         await destroy_environment(backend)
         with expect_error(WorkspaceUnavailableError, f'working_dir() of a backend attached to the destroyed {ref!r}'):
             await attach_backend(ref).working_dir()
-

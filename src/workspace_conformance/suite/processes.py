@@ -12,7 +12,7 @@ from ._guard import current_run, wait_until
 from ._rules import rule
 from ._support import commands_of, pydantic_ai_at_least, require_switch, scratch, skip, workspace_of
 
-__all__ = ('ProcessRules', 'WAIT_FOR_RELEASE')
+__all__ = ('WAIT_FOR_RELEASE', 'ProcessRules')
 
 WAIT_FOR_RELEASE = (
     # $1: release file, $2: finished file. Gives up after 10 minutes, or once the scratch directory is gone,
@@ -79,8 +79,10 @@ class ProcessRules:
         async with scratch(workspace) as root:
             pid_file = posixpath.join(root, 'pid')
             async with anyio.create_task_group() as group:
-                group.start_soon(commands.run, ['sh', '-c', 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; exec sleep 3600',
-                                                'sh', pid_file])
+                group.start_soon(
+                    commands.run,
+                    ['sh', '-c', 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; exec sleep 3600', 'sh', pid_file],
+                )
                 await wait_until(lambda: workspace.exists(pid_file), 30, 'the command never wrote its pid')
                 group.cancel_scope.cancel()
             pid = (await workspace.read_bytes(pid_file)).decode().strip()
@@ -128,7 +130,8 @@ class ProcessRules:
                 attached = Workspace(attach_backend(ref))
                 await attached.write_bytes(release, b'go')
                 await wait_until(
-                    lambda: attached.exists(finished), 30,
+                    lambda: attached.exists(finished),
+                    30,
                     'the detached process did not answer through the attached backend: it was stopped',
                 )
             finally:

@@ -76,7 +76,9 @@ class SymlinkRules:
             assert kinds == {'link': True, 'nest': True, 'target': True}, f'list_dir gave {kinds!r}'
 
     @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True)
-    async def test_writes_go_through_a_symlink(self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None) -> None:
+    async def test_writes_go_through_a_symlink(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
         """`write_bytes` to a symlink replaces its target's contents and keeps the link a link."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:

@@ -51,14 +51,19 @@ class LazyLocalBackend:
             self._lock = anyio.Lock()
         async with self._lock:
             if self._local is None:
-                if self._ref is None:
+                ref = self._ref
+                if ref is None:
                     # Shielded: a caller cancelled mid-create still leaves the ref recorded.
                     with anyio.CancelScope(shield=True):
-                        self._parent.mkdir(parents=True, exist_ok=True)
-                        path = await anyio.to_thread.run_sync(lambda: tempfile.mkdtemp(prefix='env-', dir=self._parent))
-                        self._ref = WorkspaceRef(provider=LAZY_PROVIDER, id=str(Path(path).resolve()))
-                self._local = LocalWorkspaceBackend(self._ref.id)
+                        path = await anyio.to_thread.run_sync(self._create)
+                        ref = WorkspaceRef(provider=LAZY_PROVIDER, id=path)
+                        self._ref = ref
+                self._local = LocalWorkspaceBackend(ref.id)
         return self._local
+
+    def _create(self) -> str:
+        self._parent.mkdir(parents=True, exist_ok=True)
+        return str(Path(tempfile.mkdtemp(prefix='env-', dir=self._parent)).resolve())
 
     async def working_dir(self) -> str:
         return await (await self._connect()).working_dir()
