@@ -51,15 +51,16 @@ class LazyLocalBackend:
             self._lock = anyio.Lock()
         async with self._lock:
             if self._local is None:
-                ref = self._ref
-                if ref is None:
-                    # Shielded: a caller cancelled mid-create still leaves the ref recorded.
-                    with anyio.CancelScope(shield=True):
-                        path = await anyio.to_thread.run_sync(self._create)
-                        ref = WorkspaceRef(provider=LAZY_PROVIDER, id=path)
-                        self._ref = ref
+                ref = self._ref or await self._create_environment()
                 self._local = LocalWorkspaceBackend(ref.id)
         return self._local
+
+    async def _create_environment(self) -> WorkspaceRef:
+        # Shielded: a caller cancelled mid-create still leaves the ref recorded.
+        with anyio.CancelScope(shield=True):
+            created = WorkspaceRef(provider=LAZY_PROVIDER, id=await anyio.to_thread.run_sync(self._create))
+            self._ref = created
+        return created
 
     def _create(self) -> str:
         self._parent.mkdir(parents=True, exist_ok=True)
