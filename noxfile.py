@@ -1,0 +1,41 @@
+"""Test environments: the toolkit on the newest pydantic-ai, and on the oldest it supports (2.62)."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = 'venv'
+nox.options.sessions = ['lint', 'tests', 'compat']
+nox.options.reuse_existing_virtualenvs = True
+
+NEWEST = '2.68.0'
+OLDEST = '2.62.0'
+COMPAT_TESTS = [
+    'tests/test_self_certification.py',
+    'tests/test_upstream_parity.py',
+    'tests/test_subclassing.py',
+    'tests/test_compat.py',
+]
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff and mypy --strict over the package, tests and scripts."""
+    session.install('-e', '.[dev]', f'pydantic-ai-slim=={NEWEST}')
+    session.run('ruff', 'check', 'src', 'tests', 'scripts', 'noxfile.py')
+    session.run('ruff', 'format', '--check', 'src', 'tests', 'scripts', 'noxfile.py')
+    session.run('mypy')
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The whole test suite on the newest pydantic-ai, in two xdist workers."""
+    session.install('-e', '.[dev]', f'pydantic-ai-slim=={NEWEST}')
+    session.run('python', '-m', 'pytest', '-n', '2', *session.posargs)
+
+
+@nox.session
+def compat(session: nox.Session) -> None:
+    """Self-certification and drop-in parity on pydantic-ai-slim 2.62, where newer rules skip as not-applicable."""
+    session.install('-e', '.[dev]', f'pydantic-ai-slim=={OLDEST}')
+    session.run('python', '-m', 'pytest', '-n', '2', *COMPAT_TESTS, *session.posargs)
