@@ -62,3 +62,9 @@ def test_rules_command_lists_every_rule(fmt: str, capsys: pytest.CaptureFixture[
     assert main(['rules', '--format', fmt]) == 0
     out = capsys.readouterr().out
     assert all(r.id in out for r in rules())
+
+
+def test_shipped_mutant_counts_are_current() -> None:
+    script = ROOT / 'scripts' / 'generate_mutant_counts.py'
+    result = subprocess.run([sys.executable, str(script), '--check'], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from importlib import resources
 
 from ._version import __version__
 from .suite import AREAS, Rule
@@ -13,15 +14,24 @@ __all__ = ('FORMATS', 'render_catalog')
 FORMATS = ('table', 'json', 'markdown')
 
 
+def mutant_counts() -> Mapping[str, int]:
+    """How many mutants of the project's gallery prove each rule can fail (shipped with the package)."""
+    shipped = resources.files('workspace_conformance').joinpath('mutant_counts.json')
+    counts: dict[str, int] = json.loads(shipped.read_text()) if shipped.is_file() else {}
+    return counts
+
+
 def _requires(rule: Rule) -> str:
     return ', '.join(rule.requires) or '-'
 
 
 def _table(catalog: Sequence[Rule]) -> str:
     width = max(len(rule.qualified) for rule in catalog)
-    lines = [f'{"rule":<{width}}  {"level":<8}  {"upstream":<8}  requires']
+    proven = mutant_counts()
+    lines = [f'{"rule":<{width}}  {"level":<8}  {"upstream":<8}  {"mutants":<7}  requires']
     lines += [
-        f'{rule.qualified:<{width}}  {rule.level:<8}  {"yes" if rule.upstream else "no":<8}  {_requires(rule)}'
+        f'{rule.qualified:<{width}}  {rule.level:<8}  {"yes" if rule.upstream else "no":<8}  '
+        f'{proven.get(rule.id, 0):<7}  {_requires(rule)}'
         for rule in catalog
     ]
     core = sum(rule.level == 'core' for rule in catalog)
@@ -42,8 +52,11 @@ def _markdown(catalog: Sequence[Rule]) -> str:
         '`python scripts/generate_docs.py`; do not edit by hand.',
         '',
         f'{len(catalog)} rules: {core} core, {len(catalog) - core} extended. '
-        "A rule marked *upstream* has the same name and meaning in pydantic-ai's own suite.",
+        "A rule marked *upstream* has the same name and meaning in pydantic-ai's own suite. "
+        '*Mutants* counts the broken backends in `tests/mutants/` that make the rule fail: a rule no mutant '
+        'fails would be a check that cannot fail.',
     ]
+    proven = mutant_counts()
     for area in AREAS:
         in_area = [rule for rule in catalog if rule.area == area]
         if not in_area:
@@ -52,11 +65,12 @@ def _markdown(catalog: Sequence[Rule]) -> str:
             '',
             f'## {area}',
             '',
-            '| rule | level | requires | upstream | clause |',
-            '| --- | --- | --- | --- | --- |',
+            '| rule | level | requires | upstream | mutants | clause |',
+            '| --- | --- | --- | --- | --- | --- |',
         ]
         lines += [
             f'| `{rule.id}` | {rule.level} | {_requires(rule)} | {"yes" if rule.upstream else "no"} '
+            f'| {proven.get(rule.id, 0)} '
             f'| {_cell(rule.clause)} |'
             for rule in in_area
         ]
@@ -66,7 +80,9 @@ def _markdown(catalog: Sequence[Rule]) -> str:
 def render_catalog(catalog: Sequence[Rule], fmt: str) -> str:
     """The catalog in one of `FORMATS`."""
     if fmt == 'json':
-        return json.dumps({'version': __version__, 'rules': [rule.to_dict() for rule in catalog]}, indent=2) + '\n'
+        proven = mutant_counts()
+        listed = [{**rule.to_dict(), 'mutants': proven.get(rule.id, 0)} for rule in catalog]
+        return json.dumps({'version': __version__, 'rules': listed}, indent=2) + '\n'
     if fmt == 'markdown':
         return _markdown(catalog)
     return _table(catalog)

@@ -63,6 +63,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                     'rule': meta.to_dict(),
                     'anyio_backend': _anyio_backend(item),
                     'suite_rules': [f'{r.id}|{r.area}|{r.level}' for r in catalog(klass)],
+                    'summary': bool(getattr(klass, 'conformance_summary', True)),
                 },
             )
         )
@@ -74,6 +75,8 @@ class SubjectResults:
     """Everything recorded for one suite class: its rule catalog and each rule's outcome per anyio backend."""
 
     subject: str
+    summary: bool = True
+    """Whether the terminal summary shows it; a suite class opts out with `conformance_summary = False`."""
     expected: dict[str, tuple[str, str]] = field(default_factory=dict)
     outcomes: dict[tuple[str, str], RuleOutcome] = field(default_factory=dict)
 
@@ -170,7 +173,9 @@ class ConformanceRecorder:
         if not isinstance(found, dict):
             return
         tag: dict[str, Any] = found
-        subject = self.subjects.setdefault(tag['subject'], SubjectResults(subject=tag['subject']))
+        subject = self.subjects.setdefault(
+            tag['subject'], SubjectResults(subject=tag['subject'], summary=tag.get('summary', True))
+        )
         for entry in tag['suite_rules']:
             rule_id, area, level = entry.split('|')
             subject.expected.setdefault(rule_id, (area, level))
@@ -181,7 +186,8 @@ class ConformanceRecorder:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for subject in self.subjects.values():
-            _write_summary(terminalreporter, subject)
+            if subject.summary:
+                _write_summary(terminalreporter, subject)
 
 
 def _write_summary(writer: Any, subject: SubjectResults) -> None:

@@ -1,0 +1,40 @@
+"""Write src/workspace_conformance/mutant_counts.json (rule id -> mutants proving it) from tests/mutants.
+
+`--check` exits 1 when the shipped file is stale instead. The counts are shipped so that `workspace-conformance
+rules` can show how each rule is proven without the project's tests installed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COUNTS = ROOT / 'src' / 'workspace_conformance' / 'mutant_counts.json'
+
+
+def counts() -> dict[str, int]:
+    sys.path.insert(0, str(ROOT))
+    from tests.mutants import gallery  # noqa: F401  (registers the mutants)
+    from tests.mutants.registry import MUTANTS
+
+    from workspace_conformance import rules
+
+    return {rule.id: sum(rule.id in mutant.kills for mutant in MUTANTS) for rule in rules()}
+
+
+def main() -> int:
+    text = json.dumps(counts(), indent=2, sort_keys=True) + '\n'
+    if '--check' in sys.argv[1:]:
+        if not COUNTS.exists() or COUNTS.read_text() != text:
+            print(f'{COUNTS} is stale: run python scripts/generate_mutant_counts.py')
+            return 1
+        return 0
+    COUNTS.write_text(text)
+    print(f'wrote {COUNTS}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""The in-memory POSIX tree behind `InMemoryBackend`: nodes, path walking, symlinks and permission checks."""
+
+from __future__ import annotations
+
+import errno
+import posixpath
+from collections import deque
+from dataclasses import dataclass, field
+
+__all__ = ('MAX_SYMLINKS', 'Directory', 'File', 'Node', 'Symlink', 'Tree')
+
+MAX_SYMLINKS = 40
+"""Links followed in one walk before it fails with ELOOP, as Linux does."""
+
+READ, WRITE, SEARCH = 4, 2, 1
+
+
+@dataclass
+class File:
+    data: bytes = b''
+    mode: int = 0o644
+
+
+@dataclass
+class Directory:
+    children: dict[str, Node] = field(default_factory=dict)
+    mode: int = 0o755
+
+
+@dataclass
+class Symlink:
+    target: str
+
+
+Node = File | Directory | Symlink
+
+
+def _loop(path: str) -> OSError:
+    return OSError(errno.ELOOP, 'Too many levels of symbolic links', path)
+
+
+class Tree:
+    """A filesystem tree; every path argument is absolute; errors are the builtin ones `os` raises."""
+
+    def __init__(self, uid: int = 1000) -> None:
+        self.root = Directory()
+        self.uid = uid
+
+    # Permissions: one owner (the tree's user); root bypasses every check, as on POSIX.
+    def allowed(self, node: File | Directory, want: int) -> bool:
+        return self.uid == 0 or (node.mode >> 6) & want == want
+
+    def require(self, node: File | Directory, want: int, path: str) -> None:
+        if not self.allowed(node, want):
+            raise PermissionError(errno.EACCES, 'Permission denied', path)
+
+    def walk(self, path: str, *, follow: bool = True) -> tuple[list[str], Node | None, Directory]:
+        """Resolve `path`: its real components, its node (`None` when only the last is missing), and its parent."""
+        parts: deque[str] = deque(path.split('/'))
+        real: list[str] = []
+        chain: list[Directory] = [self.root]
+        hops = 0
+        while parts:
+            name = parts.popleft()
+            if name in ('', '.'):
+                continue
+            if name == '..':
+                if real:
+                    real.pop()
+                    chain.pop()
+                continue
+            current = chain[-1]
+            self.require(current, SEARCH, path)
+            child = current.children.get(name)
+            more = any(part not in ('', '.') for part in parts)
+            if child is None:
+                if more:
+                    raise FileNotFoundError(errno.ENOENT, 'No such file or directory', path)
+                return [*real, name], None, current
+            if isinstance(child, Symlink) and (more or follow):
+                hops += 1
+                if hops > MAX_SYMLINKS:
+                    raise _loop(path)
+                if child.target.startswith('/'):
+                    real, chain = [], [self.root]
+                parts.extendleft(reversed(child.target.split('/')))
+                continue
+            if more and not isinstance(child, Directory):
+                if isinstance(child, Symlink):  # pragma: no cover - followed above
+                    raise _loop(path)
+                raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path)
+            real.append(name)
+            if isinstance(child, Directory):
+                chain.append(child)
+            else:
+                return real, child, current
+        if not real:
+            return [], self.root, self.root
+        parent = chain[-2] if len(chain) >= 2 and chain[-1] is not None else self.root
+        return real, chain[-1], parent
+
+    def node(self, path: str, *, follow: bool = True) -> Node:
+        """The node at `path`, or `FileNotFoundError`."""
+        _, node, _ = self.walk(path, follow=follow)
+        if node is None:
+            raise FileNotFoundError(errno.ENOENT, 'No such file or directory', path)
+        return node
+
+    def realpath(self, path: str) -> str:
+        """Like `os.path.realpath(path, strict=False)`: missing components kept, a loop left unresolved."""
+        parts: deque[str] = deque(path.split('/'))
+        real: list[str] = []
+        hops = 0
+        while parts:
+            name = parts.popleft()
+            if name in ('', '.'):
+                continue
+            if name == '..':
+                if real:
+                    real.pop()
+                continue
+            try:
+                _, node, _ = self.walk('/' + '/'.join([*real, name]), follow=False)
+            except (OSError, PermissionError):
+                node = None
+            if isinstance(node, Symlink):
+                hops += 1
+                if hops > MAX_SYMLINKS:
+                    # A loop: stop resolving, keeping the rest as written (inside the directory holding it).
+                    return posixpath.normpath('/' + '/'.join([*real, name, *parts]))
+                if node.target.startswith('/'):
+                    real = []
+                parts.extendleft(reversed(node.target.split('/')))
+                continue
+            real.append(name)
+        return '/' + '/'.join(real)
+
+    def make_dirs(self, path: str) -> Directory:
+        """`mkdir -p`: every missing directory of `path` is created; a file in the way is an error."""
+        current: Directory = self.root
+        real = self.realpath(path)
+        walked = ''
+        for name in [part for part in real.split('/') if part]:
+            walked += '/' + name
+            child = current.children.get(name)
+            if child is None:
+                self.require(current, WRITE | SEARCH, walked)
+                child = current.children[name] = Directory()
+            elif isinstance(child, Symlink):
+                child = self.node(walked)
+            if not isinstance(child, Directory):
+                raise (FileExistsError if walked == real else NotADirectoryError)(
+                    errno.EEXIST if walked == real else errno.ENOTDIR,
+                    'File exists' if walked == real else 'Not a directory',
+                    path,
+                )
+            current = child
+        return current
+
+    def dump(self) -> str:
+        """Every path in the tree, one a line: `d /dir`, `f /file (n bytes)`, `l /link -> target`."""
+        lines: list[str] = []
+
+        def visit(directory: Directory, prefix: str) -> None:
+            for name in sorted(directory.children):
+                child = directory.children[name]
+                path = f'{prefix}/{name}'
+                if isinstance(child, Directory):
+                    lines.append(f'd {path} ({child.mode:o})')
+                    visit(child, path)
+                elif isinstance(child, File):
+                    lines.append(f'f {path} ({len(child.data)} bytes, {child.mode:o})')
+                else:
+                    lines.append(f'l {path} -> {child.target}')
+
+        visit(self.root, '')
+        return '\n'.join(lines)

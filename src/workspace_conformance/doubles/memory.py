@@ -1,0 +1,203 @@
+"""`InMemoryBackend`: the reference model of the filesystem contract, in memory, with capability switches."""
+
+from __future__ import annotations
+
+import errno
+import posixpath
+import uuid
+from collections.abc import Mapping, Sequence
+
+import anyio.lowlevel
+from pydantic_ai.workspaces import FileEntry, WorkspaceRef, WorkspaceUnavailableError
+
+from ._tree import READ, SEARCH, WRITE, Directory, File, Symlink, Tree
+
+__all__ = ('InMemoryBackend', 'MemoryCore')
+
+PROVIDER = 'memory'
+
+
+class MemoryCore:
+    """Identity, working directory and lifecycle of an in-memory environment; no file or command methods."""
+
+    def __init__(
+        self,
+        *,
+        working_dir: str = '/workspace',
+        files: Mapping[str, bytes] | None = None,
+        uid: int = 1000,
+        lazy: bool = True,
+        tree: Tree | None = None,
+        ref: WorkspaceRef | None = None,
+    ) -> None:
+        if not posixpath.isabs(working_dir) or posixpath.normpath(working_dir) != working_dir:
+            raise ValueError(f'working_dir must be an absolute, normalized path, got {working_dir!r}')
+        self.tree = tree or Tree(uid=uid)
+        self._working_dir = working_dir
+        self._seed = dict(files or {})
+        self._ref = ref
+        self.destroyed = False
+        self.operations = 0
+        """How many operations this backend served, for tests that count round trips."""
+        if not lazy and ref is None:
+            self._create()
+
+    @property
+    def ref(self) -> WorkspaceRef | None:
+        """`None` until the first operation when built lazily; then `WorkspaceRef('memory', <uuid>)`, never changed."""
+        return self._ref
+
+    def _create(self) -> None:
+        self._ref = WorkspaceRef(provider=PROVIDER, id=uuid.uuid4().hex)
+        self.tree.make_dirs(self._working_dir)
+        for path, data in self._seed.items():
+            self.write_file(self._absolute(path), data)
+
+    def _absolute(self, path: str) -> str:
+        return path if posixpath.isabs(path) else posixpath.join(self._working_dir, path)
+
+    async def _enter(self) -> None:
+        """Every operation starts here: a checkpoint, then creation on first use, then the liveness check."""
+        await anyio.lowlevel.checkpoint()
+        if self.destroyed:
+            raise WorkspaceUnavailableError(f'in-memory environment {self._ref and self._ref.id} was destroyed')
+        if self._ref is None:
+            self._create()
+        self.operations += 1
+
+    def destroy(self) -> None:
+        """Destroy the environment: every later operation raises `WorkspaceUnavailableError`."""
+        self.destroyed = True
+
+    async def working_dir(self) -> str:
+        await self._enter()
+        return self._working_dir
+
+    # Synchronous helpers for seeding and inspecting the tree from tests; they bypass nothing but I/O.
+    def write_file(self, path: str, data: bytes) -> None:
+        """Write `data` at `path` with `write_bytes` semantics (parents created, links followed)."""
+        real = self.tree.realpath(path)
+        parent = self.tree.make_dirs(posixpath.dirname(real))
+        name = posixpath.basename(real)
+        existing = parent.children.get(name)
+        if isinstance(existing, Directory):
+            raise IsADirectoryError(errno.EISDIR, 'Is a directory', path)
+        if isinstance(existing, File):
+            self.tree.require(existing, WRITE, path)
+            existing.data = bytes(data)
+        else:
+            self.tree.require(parent, WRITE | SEARCH, path)
+            parent.children[name] = File(bytes(data))
+
+    def symlink(self, target: str, link: str) -> None:
+        """Create the symlink `link` pointing at `target` (relative targets start in the link's directory)."""
+        real_link = posixpath.join(self.tree.realpath(posixpath.dirname(link)), posixpath.basename(link))
+        parent = self.tree.node(posixpath.dirname(real_link))
+        if not isinstance(parent, Directory):
+            raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', link)
+        if posixpath.basename(real_link) in parent.children:
+            raise FileExistsError(errno.EEXIST, 'File exists', link)
+        self.tree.require(parent, WRITE | SEARCH, link)
+        parent.children[posixpath.basename(real_link)] = Symlink(target)
+
+    def chmod(self, path: str, mode: int) -> None:
+        """Set the permission bits of the file or directory at `path`."""
+        node = self.tree.node(path)
+        if isinstance(node, File | Directory):
+            node.mode = mode
+
+    def dump(self) -> str:
+        """The whole tree, one path a line, for assertions and failure messages."""
+        return self.tree.dump()
+
+
+class FilesystemMethods(MemoryCore):
+    """`SupportsFilesystem` over the tree, with the builtin errors the contract names."""
+
+    async def read_bytes(self, path: str) -> bytes:
+        await self._enter()
+        node = self.tree.node(path)
+        if isinstance(node, Directory):
+            raise IsADirectoryError(errno.EISDIR, 'Is a directory', path)
+        assert isinstance(node, File)
+        self.tree.require(node, READ, path)
+        return node.data
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        await self._enter()
+        self.write_file(path, data)
+
+    async def stat(self, path: str) -> FileEntry:
+        await self._enter()
+        node = self.tree.node(path)
+        name = posixpath.basename(posixpath.normpath(path))
+        if isinstance(node, Directory):
+            return FileEntry(name=name, path=path, is_dir=True, size=None)
+        assert isinstance(node, File)
+        return FileEntry(name=name, path=path, is_dir=False, size=len(node.data))
+
+    async def list_dir(self, path: str) -> Sequence[FileEntry]:
+        await self._enter()
+        node = self.tree.node(path)
+        if not isinstance(node, Directory):
+            raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path)
+        self.tree.require(node, READ | SEARCH, path)
+        entries = []
+        for name in sorted(node.children):
+            child_path = posixpath.join(path, name)
+            try:
+                target = self.tree.node(child_path)
+            except OSError:  # a dangling link or a loop is listed, as a non-directory without a size
+                target = None
+            is_dir = isinstance(target, Directory)
+            size = len(target.data) if isinstance(target, File) else None
+            entries.append(FileEntry(name=name, path=child_path, is_dir=is_dir, size=size))
+        return tuple(entries)
+
+    async def make_dir(self, path: str) -> None:
+        await self._enter()
+        self.tree.make_dirs(path)
+
+    async def remove(self, path: str) -> None:
+        await self._enter()
+        parent_path = self.tree.realpath(posixpath.dirname(path))
+        real = posixpath.join(parent_path, posixpath.basename(path))
+        node = self.tree.node(real, follow=False)
+        if not isinstance(node, Symlink):
+            resolved = self.tree.realpath(real)
+            if resolved == self._working_dir or self._working_dir.startswith(resolved.rstrip('/') + '/'):
+                raise ValueError('cannot remove the working directory or one of its ancestors')
+        parent = self.tree.node(parent_path)
+        assert isinstance(parent, Directory)
+        self.tree.require(parent, WRITE | SEARCH, path)
+        del parent.children[posixpath.basename(real)]
+
+    async def exists(self, path: str) -> bool:
+        await self._enter()
+        try:
+            self.tree.node(path)
+        except OSError:
+            return False
+        return True
+
+
+class RealpathMethod(MemoryCore):
+    """`SupportsRealpath`, resolving links inside the tree."""
+
+    async def realpath(self, path: str) -> str:
+        await self._enter()
+        return self.tree.realpath(path)
+
+
+class InMemoryBackend(FilesystemMethods, RealpathMethod):
+    """A filesystem-only backend in memory: files, directories, symlinks, modes; no commands.
+
+    Lazy by default (ref `None` until the first operation); `lazy=False` creates at construction. `uid=0`
+    bypasses permissions as root does. `files` seeds the environment (paths relative to the working directory).
+    Operations of concurrent tasks never interleave inside one operation, on asyncio and trio.
+    """
+
+    async def make_symlink(self, target: str, link: str) -> None:
+        """Create a symlink; usable as the suite's `make_symlink` fixture through `memory_symlink`."""
+        await self._enter()
+        self.symlink(target, link)

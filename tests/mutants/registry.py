@@ -1,0 +1,73 @@
+"""How a mutant is declared: `@mutant(kills=[...])` on a class or a factory of backends."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
+
+from workspace_conformance.targets import local_target
+
+_LOCAL = local_target()
+
+Build = Callable[[Path], WorkspaceBackend]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A backend that breaks one clause, how to build it and its optional fixtures, and the rules it must fail."""
+
+    name: str
+    kills: tuple[str, ...]
+    bug: str
+    """The real-world bug this mutant models, in one sentence."""
+    backend: Build
+    fresh_backend: Build | None = None
+    destructive_backend: Build | None = None
+    attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None
+    destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
+    unprivileged: bool = False
+    """Only meaningful when the runner cannot bypass file permissions (run without CAP_DAC_OVERRIDE as root)."""
+    switches: dict[str, bool] = field(default_factory=dict)
+
+
+MUTANTS: list[Mutant] = []
+
+
+def shared_dir(run_dir: Path) -> Path:
+    """The directory a mutant's shared backend works in (created)."""
+    path = run_dir / 'shared'
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def mutant(
+    *,
+    kills: list[str],
+    bug: str,
+    backend: Build,
+    fresh_backend: Build | None = None,
+    destructive_backend: Build | None = None,
+    attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None,
+    destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None,
+    unprivileged: bool = False,
+    name: str | None = None,
+) -> Mutant:
+    """Register a mutant; the optional fixtures default to the `local` target's (LocalWorkspaceBackend)."""
+    declared = Mutant(
+        name=name or str(getattr(backend, '__name__', 'mutant')),
+        kills=tuple(kills),
+        bug=bug,
+        backend=backend,
+        fresh_backend=fresh_backend or _LOCAL.fresh_backend,
+        destructive_backend=destructive_backend or _LOCAL.destructive_backend,
+        attach_backend=attach_backend or _LOCAL.attach_backend,
+        destroy_environment=destroy_environment or _LOCAL.destroy_environment,
+        unprivileged=unprivileged,
+    )
+    if any(existing.name == declared.name for existing in MUTANTS):
+        raise ValueError(f'two mutants are named {declared.name!r}')
+    MUTANTS.append(declared)
+    return declared
