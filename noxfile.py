@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import nox
 
 nox.options.default_venv_backend = 'venv'
@@ -18,6 +21,18 @@ COMPAT_TESTS = [
 ]
 
 
+DROP = '-dac_override,-dac_read_search'
+
+
+def pytest(session: nox.Session, *args: str) -> None:
+    """pytest; as root, without the capabilities that bypass file permissions, so permission rules run for real."""
+    if os.geteuid() == 0 and shutil.which('setpriv'):
+        prefix = ['setpriv', '--bounding-set', DROP, '--inh-caps', DROP]
+        session.run(*prefix, 'python', '-m', 'pytest', *args, external=True)
+    else:
+        session.run('python', '-m', 'pytest', *args)
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """Ruff and mypy --strict over the package, tests and scripts."""
@@ -31,11 +46,11 @@ def lint(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The whole test suite on the newest pydantic-ai, in two xdist workers."""
     session.install('-e', '.[dev]', f'pydantic-ai-slim=={NEWEST}')
-    session.run('python', '-m', 'pytest', '-n', '2', *session.posargs)
+    pytest(session, '-n', '2', *session.posargs)
 
 
 @nox.session
 def compat(session: nox.Session) -> None:
     """Self-certification and drop-in parity on pydantic-ai-slim 2.62, where newer rules skip as not-applicable."""
     session.install('-e', '.[dev]', f'pydantic-ai-slim=={OLDEST}')
-    session.run('python', '-m', 'pytest', '-n', '2', *COMPAT_TESTS, *session.posargs)
+    pytest(session, '-n', '2', *COMPAT_TESTS, *session.posargs)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 
 import pytest
+
+from .runner import bypasses_permissions
 
 HEADER = """
 import anyio
@@ -29,7 +30,7 @@ class Base(WorkspaceBackendSuite):
 
 
 def _as_root() -> int:
-    return int(os.geteuid() == 0)
+    return int(bypasses_permissions())
 
 
 def _run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:

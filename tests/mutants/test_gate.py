@@ -6,11 +6,9 @@ passes against its mutant is an XPASS and fails this test run; a rule that skips
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
@@ -19,23 +17,13 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from workspace_conformance import WorkspaceBackendSuite, rules
 
+from ..runner import bypasses_permissions
 from . import gallery  # noqa: F401  (registers the mutants)
 from .registry import MUTANTS, Mutant
 
 ROOT = Path(__file__).resolve().parents[2]
 TIME_SCALE = 0.25
 DROP = '-dac_override,-dac_read_search'
-
-
-def runner_bypasses_permissions() -> bool:
-    """Whether this process reads a mode-000 file (root with CAP_DAC_OVERRIDE)."""
-    with tempfile.NamedTemporaryFile() as probe:
-        os.chmod(probe.name, 0)
-        try:
-            with open(probe.name, 'rb'):
-                return True
-        except PermissionError:
-            return False
 
 
 def suite_for(mutant: Mutant) -> type[WorkspaceBackendSuite]:
@@ -94,7 +82,7 @@ def suite_for(mutant: Mutant) -> type[WorkspaceBackendSuite]:
     return MutantSuite
 
 
-BYPASS = runner_bypasses_permissions()
+BYPASS = bypasses_permissions()
 for _mutant in MUTANTS:
     if not (_mutant.unprivileged and BYPASS):
         globals()[f'TestMutant_{_mutant.name}'] = suite_for(_mutant)

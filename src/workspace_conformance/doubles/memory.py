@@ -6,13 +6,14 @@ import errno
 import posixpath
 import uuid
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio.lowlevel
 from pydantic_ai.workspaces import FileEntry, WorkspaceRef, WorkspaceUnavailableError
 
 from ._tree import READ, SEARCH, WRITE, Directory, File, Symlink, Tree
 
-__all__ = ('InMemoryBackend', 'MemoryCore')
+__all__ = ('FilesystemMethods', 'InMemoryBackend', 'MemoryCore', 'RealpathMethod', 'SymlinkMethod', 'memory_symlink')
 
 PROVIDER = 'memory'
 
@@ -59,11 +60,15 @@ class MemoryCore:
     async def _enter(self) -> None:
         """Every operation starts here: a checkpoint, then creation on first use, then the liveness check."""
         await anyio.lowlevel.checkpoint()
-        if self.destroyed:
-            raise WorkspaceUnavailableError(f'in-memory environment {self._ref and self._ref.id} was destroyed')
+        self.check_alive()
         if self._ref is None:
             self._create()
         self.operations += 1
+
+    def check_alive(self) -> None:
+        """Raise `WorkspaceUnavailableError` once the environment was destroyed."""
+        if self.destroyed:
+            raise WorkspaceUnavailableError(f'in-memory environment {self._ref and self._ref.id} was destroyed')
 
     def destroy(self) -> None:
         """Destroy the environment: every later operation raises `WorkspaceUnavailableError`."""
@@ -77,7 +82,10 @@ class MemoryCore:
     def write_file(self, path: str, data: bytes) -> None:
         """Write `data` at `path` with `write_bytes` semantics (parents created, links followed)."""
         real = self.tree.realpath(path)
-        parent = self.tree.make_dirs(posixpath.dirname(real))
+        try:
+            parent = self.tree.make_dirs(posixpath.dirname(real))
+        except FileExistsError:  # the parent itself is a file
+            raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path) from None
         name = posixpath.basename(real)
         existing = parent.children.get(name)
         if isinstance(existing, Directory):
@@ -189,15 +197,24 @@ class RealpathMethod(MemoryCore):
         return self.tree.realpath(path)
 
 
-class InMemoryBackend(FilesystemMethods, RealpathMethod):
+class SymlinkMethod(MemoryCore):
+    """A public way to create symlinks, also the suite's `make_symlink` fixture (see `memory_symlink`)."""
+
+    async def make_symlink(self, target: str, link: str) -> None:
+        """Create the symlink `link` pointing at `target`."""
+        await self._enter()
+        self.symlink(target, link)
+
+
+async def memory_symlink(backend: Any, target: str, link: str) -> None:
+    """The suite's `make_symlink` fixture for in-memory doubles: `async (backend, target, link)`."""
+    await backend.make_symlink(target, link)
+
+
+class InMemoryBackend(FilesystemMethods, RealpathMethod, SymlinkMethod):
     """A filesystem-only backend in memory: files, directories, symlinks, modes; no commands.
 
     Lazy by default (ref `None` until the first operation); `lazy=False` creates at construction. `uid=0`
     bypasses permissions as root does. `files` seeds the environment (paths relative to the working directory).
     Operations of concurrent tasks never interleave inside one operation, on asyncio and trio.
     """
-
-    async def make_symlink(self, target: str, link: str) -> None:
-        """Create a symlink; usable as the suite's `make_symlink` fixture through `memory_symlink`."""
-        await self._enter()
-        self.symlink(target, link)

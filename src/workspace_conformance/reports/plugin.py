@@ -205,7 +205,7 @@ def _write_summary(writer: Any, subject: SubjectResults) -> None:
     for status in ('gap', 'failed', 'missing'):
         listed = [summary for summary in summaries if summary.status == status]
         if listed:
-            writer.write_line(f'{status}s:' if status != 'missing' else 'missing:')
+            writer.write_line({'gap': 'gaps:', 'failed': 'failures:', 'missing': 'missing:'}[status])
         for summary in listed:
             detail = (summary.detail or '').splitlines()
             writer.write_line(f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {detail[0] if detail else ""}')

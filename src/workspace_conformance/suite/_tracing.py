@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import anyio
-from pydantic_ai.workspaces import Workspace, WorkspaceBackend
+from pydantic_ai.workspaces import Workspace
+
+from .._mirror import Mirror, mirrored_class, protocol_members
 
 __all__ = ('OperationLog', 'describe_call', 'traced', 'unwrap')
-
-OPERATIONS: tuple[str, ...] = (
-    *('working_dir', 'run', 'read_bytes', 'write_bytes', 'stat'),
-    *('list_dir', 'make_dir', 'remove', 'exists', 'realpath'),
-)
-"""Every awaitable member of the workspace protocols, in the order the proxy mirrors them."""
 
 
 def _short(value: object) -> str:
@@ -72,57 +67,27 @@ class OperationLog:
         return f'backend.{description} never returned (it had run {anyio.current_time() - started:.1f} s)'
 
 
-class _Traced:
-    """Base of the generated proxies; attributes that are not protocol members pass straight through."""
-
-    __slots__ = ('_log', '_wrapped')
+class _Traced(Mirror):
+    """A backend behind the suite's tracing proxy; attributes that are not protocol members pass straight through."""
 
     def __init__(self, wrapped: object, log: OperationLog) -> None:
         self._wrapped = wrapped
         self._log = log
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._wrapped, name)
+    async def _intercept(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], call: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        return await self._log.call(describe_call(name, args, kwargs), call)
 
     def __repr__(self) -> str:
         return f'traced({self._wrapped!r})'
-
-
-def _operation(name: str) -> Callable[..., Awaitable[Any]]:
-    async def operation(self: _Traced, *args: Any, **kwargs: Any) -> Any:
-        method = getattr(self._wrapped, name)
-        return await self._log.call(describe_call(name, args, kwargs), lambda: method(*args, **kwargs))
-
-    operation.__name__ = name
-    return operation
-
-
-def _ref(self: _Traced) -> Any:
-    return cast(WorkspaceBackend, self._wrapped).ref
-
-
-@functools.cache
-def _proxy_class(members: tuple[str, ...]) -> type[_Traced]:
-    # Only the members the backend has, so `isinstance(proxy, SupportsCommands)` answers as for the backend.
-    namespace: dict[str, object] = {name: _operation(name) for name in members if name != 'ref'}
-    if 'ref' in members:
-        namespace['ref'] = property(_ref)
-    return type('TracedBackend', (_Traced,), namespace)
 
 
 def traced(backend: Any, log: OperationLog) -> Any:
     """`backend` behind a proxy recording its operations in `log`; a `Workspace` facade is left as it is."""
     if isinstance(backend, _Traced | Workspace) or backend is None:
         return backend
-    members = tuple(name for name in ('ref', *OPERATIONS) if _has(backend, name))
-    return _proxy_class(members)(backend, log)
-
-
-def _has(backend: object, name: str) -> bool:
-    try:
-        return hasattr(backend, name)
-    except Exception:  # a `ref` property that raises still exists
-        return True
+    return mirrored_class(_Traced, protocol_members(backend))(backend, log)
 
 
 def unwrap(backend: Any) -> Any:

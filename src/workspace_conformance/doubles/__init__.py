@@ -1,0 +1,23 @@
+"""Test doubles for workspace backends: in-memory filesystem, scripted commands, a provider model, faults."""
+
+from .commands import CommandCall, Handler, ScriptedCommands, ScriptedMemoryBackend, result
+from .faults import FaultyBackend, Injection
+from .memory import InMemoryBackend, memory_symlink
+from .provider import InMemoryProvider, ProviderBackend, ProviderCommandsBackend
+from .switches import memory_backend
+
+__all__ = (
+    'CommandCall',
+    'FaultyBackend',
+    'Handler',
+    'InMemoryBackend',
+    'InMemoryProvider',
+    'Injection',
+    'ProviderBackend',
+    'ProviderCommandsBackend',
+    'ScriptedCommands',
+    'ScriptedMemoryBackend',
+    'memory_backend',
+    'memory_symlink',
+    'result',
+)
