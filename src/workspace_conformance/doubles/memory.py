@@ -37,6 +37,7 @@ class MemoryCore:
         self._working_dir = working_dir
         self._seed = dict(files or {})
         self._ref = ref
+        self._creating = False
         self.destroyed = False
         self.operations = 0
         """How many operations this backend served, for tests that count round trips."""
@@ -49,10 +50,16 @@ class MemoryCore:
         return self._ref
 
     def _create(self) -> None:
-        self._ref = WorkspaceRef(provider=PROVIDER, id=uuid.uuid4().hex)
+        self._creating = True
         self.tree.make_dirs(self._working_dir)
         for path, data in self._seed.items():
             self.write_file(self._absolute(path), data)
+        self._ref = WorkspaceRef(provider=PROVIDER, id=uuid.uuid4().hex)
+        self._creating = False
+
+    def _ensure_created(self) -> None:
+        if self._ref is None and not self._creating:
+            self._create()
 
     def _absolute(self, path: str) -> str:
         return path if posixpath.isabs(path) else posixpath.join(self._working_dir, path)
@@ -61,8 +68,7 @@ class MemoryCore:
         """Every operation starts here: a checkpoint, then creation on first use, then the liveness check."""
         await anyio.lowlevel.checkpoint()
         self.check_alive()
-        if self._ref is None:
-            self._create()
+        self._ensure_created()
         self.operations += 1
 
     def check_alive(self) -> None:
@@ -78,9 +84,10 @@ class MemoryCore:
         await self._enter()
         return self._working_dir
 
-    # Synchronous helpers for seeding and inspecting the tree from tests; they bypass nothing but I/O.
+    # Synchronous helpers for seeding and inspecting the tree from tests; they create the environment if needed.
     def write_file(self, path: str, data: bytes) -> None:
         """Write `data` at `path` with `write_bytes` semantics (parents created, links followed)."""
+        self._ensure_created()
         real = self.tree.realpath(path)
         try:
             parent = self.tree.make_dirs(posixpath.dirname(real))
@@ -99,6 +106,7 @@ class MemoryCore:
 
     def symlink(self, target: str, link: str) -> None:
         """Create the symlink `link` pointing at `target` (relative targets start in the link's directory)."""
+        self._ensure_created()
         real_link = posixpath.join(self.tree.realpath(posixpath.dirname(link)), posixpath.basename(link))
         parent = self.tree.node(posixpath.dirname(real_link))
         if not isinstance(parent, Directory):
@@ -110,6 +118,7 @@ class MemoryCore:
 
     def chmod(self, path: str, mode: int) -> None:
         """Set the permission bits of the file or directory at `path`."""
+        self._ensure_created()
         node = self.tree.node(path)
         if isinstance(node, File | Directory):
             node.mode = mode
