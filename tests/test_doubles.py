@@ -276,5 +276,5 @@ class TestSwitch(WorkspaceBackendSuite):
         ]
         assert matching, f'no skip for {fragment!r} in:\n' + '\n'.join(skips)
         assert all(f'] {kind}: ' in line for line in matching), '\n'.join(matching)
-    failed = {line.split('::test_')[1].split('[')[0] for line in result.stdout.lines if line.startswith('FAILED')}
+    failed = {line.split('::test_')[1].split()[0] for line in result.stdout.lines if line.startswith('FAILED')}
     assert failed == failing, result.stdout.str()[-3000:]
