@@ -35,6 +35,11 @@ class Symlink:
 Node = File | Directory | Symlink
 
 
+def _components(path: str) -> deque[str]:
+    """The meaningful components of a path (no empty ones, no `.`), in order."""
+    return deque(part for part in path.split('/') if part and part != '.')
+
+
 def _loop(path: str) -> OSError:
     return OSError(errno.ELOOP, 'Too many levels of symbolic links', path)
 
@@ -56,14 +61,12 @@ class Tree:
 
     def walk(self, path: str, *, follow: bool = True) -> tuple[list[str], Node | None, Directory]:
         """Resolve `path`: its real components, its node (`None` when only the last is missing), and its parent."""
-        parts: deque[str] = deque(path.split('/'))
+        parts = _components(path)
         real: list[str] = []
         chain: list[Directory] = [self.root]
         hops = 0
         while parts:
             name = parts.popleft()
-            if name in ('', '.'):
-                continue
             if name == '..':
                 if real:
                     real.pop()
@@ -72,7 +75,7 @@ class Tree:
             current = chain[-1]
             self.require(current, SEARCH, path)
             child = current.children.get(name)
-            more = any(part not in ('', '.') for part in parts)
+            more = bool(parts)
             if child is None:
                 if more:
                     raise FileNotFoundError(errno.ENOENT, 'No such file or directory', path)
@@ -83,7 +86,7 @@ class Tree:
                     raise _loop(path)
                 if child.target.startswith('/'):
                     real, chain = [], [self.root]
-                parts.extendleft(reversed(child.target.split('/')))
+                parts.extendleft(reversed(_components(child.target)))
                 continue
             if more and not isinstance(child, Directory):
                 if isinstance(child, Symlink):  # pragma: no cover - followed above
@@ -108,31 +111,30 @@ class Tree:
 
     def realpath(self, path: str) -> str:
         """Like `os.path.realpath(path, strict=False)`: missing components kept, a loop left unresolved."""
-        parts: deque[str] = deque(path.split('/'))
+        parts = _components(path)
         real: list[str] = []
+        nodes: list[Node | None] = [self.root]
         hops = 0
         while parts:
             name = parts.popleft()
-            if name in ('', '.'):
-                continue
             if name == '..':
                 if real:
                     real.pop()
+                    nodes.pop()
                 continue
-            try:
-                _, node, _ = self.walk('/' + '/'.join([*real, name]), follow=False)
-            except (OSError, PermissionError):
-                node = None
-            if isinstance(node, Symlink):
+            current = nodes[-1]
+            child = current.children.get(name) if isinstance(current, Directory) else None
+            if isinstance(child, Symlink):
                 hops += 1
                 if hops > MAX_SYMLINKS:
                     # A loop: stop resolving, keeping the rest as written (inside the directory holding it).
                     return posixpath.normpath('/' + '/'.join([*real, name, *parts]))
-                if node.target.startswith('/'):
-                    real = []
-                parts.extendleft(reversed(node.target.split('/')))
+                if child.target.startswith('/'):
+                    real, nodes = [], [self.root]
+                parts.extendleft(reversed(_components(child.target)))
                 continue
             real.append(name)
+            nodes.append(child)
         return '/' + '/'.join(real)
 
     def make_dirs(self, path: str) -> Directory:

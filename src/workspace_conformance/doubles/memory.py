@@ -11,7 +11,7 @@ from typing import Any
 import anyio.lowlevel
 from pydantic_ai.workspaces import FileEntry, WorkspaceRef, WorkspaceUnavailableError
 
-from ._tree import READ, SEARCH, WRITE, Directory, File, Symlink, Tree
+from ._tree import READ, SEARCH, WRITE, Directory, File, Node, Symlink, Tree
 
 __all__ = ('FilesystemMethods', 'InMemoryBackend', 'MemoryCore', 'RealpathMethod', 'SymlinkMethod', 'memory_symlink')
 
@@ -65,8 +65,8 @@ class MemoryCore:
         return path if posixpath.isabs(path) else posixpath.join(self._working_dir, path)
 
     async def _enter(self) -> None:
-        """Every operation starts here: a checkpoint, then creation on first use, then the liveness check."""
-        await anyio.lowlevel.checkpoint()
+        """Every operation starts here: a cancellation point, then creation on first use, then the liveness check."""
+        await anyio.lowlevel.checkpoint_if_cancelled()
         self.check_alive()
         self._ensure_created()
         self.operations += 1
@@ -159,17 +159,20 @@ class FilesystemMethods(MemoryCore):
         if not isinstance(node, Directory):
             raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path)
         self.tree.require(node, READ | SEARCH, path)
-        entries = []
-        for name in sorted(node.children):
-            child_path = posixpath.join(path, name)
+        prefix = path.rstrip('/') + '/'
+        entries = [self._entry(prefix + name, name, child) for name, child in sorted(node.children.items())]
+        return tuple(entries)
+
+    def _entry(self, path: str, name: str, child: Node) -> FileEntry:
+        target: Node | None = child
+        if type(child) is Symlink:
             try:
-                target = self.tree.node(child_path)
+                target = self.tree.node(path)
             except OSError:  # a dangling link or a loop is listed, as a non-directory without a size
                 target = None
-            is_dir = isinstance(target, Directory)
-            size = len(target.data) if isinstance(target, File) else None
-            entries.append(FileEntry(name=name, path=child_path, is_dir=is_dir, size=size))
-        return tuple(entries)
+        if type(target) is File:
+            return FileEntry(name=name, path=path, is_dir=False, size=len(target.data))
+        return FileEntry(name=name, path=path, is_dir=type(target) is Directory, size=None)
 
     async def make_dir(self, path: str) -> None:
         await self._enter()
