@@ -28,6 +28,7 @@ class Mutant:
     destructive_backend: Build | None = None
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
+    make_symlink: Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None = None
     unprivileged: bool = False
     """Only meaningful when the runner cannot bypass file permissions (run without CAP_DAC_OVERRIDE as root)."""
     switches: dict[str, bool] = field(default_factory=dict)
@@ -52,6 +53,7 @@ def mutant(
     destructive_backend: Build | None = None,
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None,
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None,
+    make_symlink: Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None = None,
     unprivileged: bool = False,
     name: str | None = None,
 ) -> Mutant:
@@ -65,6 +67,7 @@ def mutant(
         destructive_backend=destructive_backend or _LOCAL.destructive_backend,
         attach_backend=attach_backend or _LOCAL.attach_backend,
         destroy_environment=destroy_environment or _LOCAL.destroy_environment,
+        make_symlink=make_symlink,
         unprivileged=unprivileged,
     )
     if any(existing.name == declared.name for existing in MUTANTS):

@@ -18,7 +18,7 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 from workspace_conformance import WorkspaceBackendSuite, rules
 
 from ..runner import bypasses_permissions
-from . import gallery  # noqa: F401  (registers the mutants)
+from . import doubles_gallery, gallery  # noqa: F401  (registers the mutants)
 from .registry import MUTANTS, Mutant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +66,10 @@ def suite_for(mutant: Mutant) -> type[WorkspaceBackendSuite]:
         @pytest.fixture
         def destroy_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
             return mutant.destroy_environment
+
+        @pytest.fixture
+        def make_symlink(self) -> Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None:
+            return mutant.make_symlink
 
         @pytest.fixture
         def conformance_time_scale(self) -> float:

@@ -1,0 +1,102 @@
+"""Mutants of the doubles: the in-memory reference model and the provider model, each with one clause broken.
+
+They prove the rules hold for filesystem-only backends (links made through `make_symlink`, no `ln`) and for
+provider-shaped lifecycles, where the local mutants cannot reach.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic_ai.workspaces import FileEntry, WorkspaceBackend
+
+from workspace_conformance.doubles import InMemoryBackend, InMemoryProvider, memory_symlink
+from workspace_conformance.doubles.provider import ProviderBackend
+
+from .registry import mutant
+
+
+class TextualDotDot(InMemoryBackend):
+    """Collapses `..` as text before following links, so `link/..` never climbs from the link's target."""
+
+    async def realpath(self, path: str) -> str:
+        return await super().realpath(posixpath.normpath(path))
+
+
+class ListingDropsLinks(InMemoryBackend):
+    """Lists only real files and directories: symlinks (and so loops) vanish from listings."""
+
+    async def list_dir(self, path: str) -> Sequence[FileEntry]:
+        entries = await super().list_dir(path)
+        node = self.tree.node(path)
+        kinds = getattr(node, 'children', {})
+        return tuple(entry for entry in entries if type(kinds.get(entry.name)).__name__ != 'Symlink')
+
+
+class WriteReplacesLinks(InMemoryBackend):
+    """`write_bytes` to a symlink deletes the link and writes a new file in its place (an object store's put)."""
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        parent = self.tree.node(posixpath.dirname(path))
+        children = getattr(parent, 'children', {})
+        if type(children.get(posixpath.basename(path))).__name__ == 'Symlink':
+            del children[posixpath.basename(path)]
+        await super().write_bytes(path, data)
+
+
+def _memory(kind: type[InMemoryBackend]) -> object:
+    def build(run_dir: Path) -> WorkspaceBackend:
+        return kind()
+
+    build.__name__ = kind.__name__
+    return build
+
+
+mutant(
+    name='memory_collapses_dotdot_as_text',
+    kills=['realpath_and_entries_follow_symlinks'],
+    bug='A filesystem-only backend normalizes `..` as text before resolving links, so `link/..` climbs from the link.',
+    backend=_memory(TextualDotDot),  # type: ignore[arg-type]
+    make_symlink=memory_symlink,
+)
+
+mutant(
+    name='memory_listing_drops_links',
+    kills=['symlink_loop_does_not_break_listing', 'realpath_and_entries_follow_symlinks'],
+    bug='A storage API that lists only files and directories hides every symlink, loops included.',
+    backend=_memory(ListingDropsLinks),  # type: ignore[arg-type]
+    make_symlink=memory_symlink,
+)
+
+mutant(
+    name='memory_write_replaces_links',
+    kills=['writes_go_through_a_symlink'],
+    bug='An object-store backend writes by replacing whatever is at the path, so a symlink becomes a plain file.',
+    backend=_memory(WriteReplacesLinks),  # type: ignore[arg-type]
+    make_symlink=memory_symlink,
+)
+
+
+class UnlockedProviderBackend(ProviderBackend):
+    """The provider's backend without its get-or-create lock: concurrent first uses each create an environment."""
+
+    async def working_dir(self) -> str:
+        if self._ref is None:
+            self._ref = await self.provider.create()
+            self._connected = True
+        return await super().working_dir()
+
+
+def _racing_provider(run_dir: Path) -> WorkspaceBackend:
+    return UnlockedProviderBackend(InMemoryProvider(create_latency=0.02), None)
+
+
+mutant(
+    name='provider_without_creation_lock',
+    kills=['concurrent_first_use_shares_one_environment'],
+    bug='A provider SDK wrapper checks for an environment and creates one without a lock, racing itself.',
+    backend=lambda run_dir: InMemoryBackend(),
+    fresh_backend=_racing_provider,
+)
