@@ -16,7 +16,7 @@ COUNTS = ROOT / 'src' / 'workspace_conformance' / 'mutant_counts.json'
 
 def counts() -> dict[str, int]:
     sys.path.insert(0, str(ROOT))
-    from tests.mutants import doubles_gallery, gallery  # noqa: F401  (registers the mutants)
+    from tests.mutants import doubles_gallery, gallery, gallery_commands, gallery_files  # noqa: F401
     from tests.mutants.registry import MUTANTS
 
     from workspace_conformance import rules
