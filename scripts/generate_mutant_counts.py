@@ -16,7 +16,13 @@ COUNTS = ROOT / 'src' / 'workspace_conformance' / 'mutant_counts.json'
 
 def counts() -> dict[str, int]:
     sys.path.insert(0, str(ROOT))
-    from tests.mutants import doubles_gallery, gallery, gallery_commands, gallery_files  # noqa: F401
+    from tests.mutants import (  # noqa: F401  (registers the mutants)
+        doubles_gallery,
+        gallery,
+        gallery_commands,
+        gallery_files,
+        gallery_properties,
+    )
     from tests.mutants.registry import MUTANTS
 
     from workspace_conformance import rules

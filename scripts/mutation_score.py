@@ -45,7 +45,13 @@ def main() -> int:
             {**os.environ, FLAG: '1'},
         )
     sys.path.insert(0, str(ROOT))
-    from tests.mutants import doubles_gallery, gallery, gallery_commands, gallery_files  # noqa: F401
+    from tests.mutants import (  # noqa: F401  (registers the mutants)
+        doubles_gallery,
+        gallery,
+        gallery_commands,
+        gallery_files,
+        gallery_properties,
+    )
     from tests.mutants.registry import MUTANTS
 
     from workspace_conformance import rules

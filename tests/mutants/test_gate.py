@@ -18,7 +18,7 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 from workspace_conformance import WorkspaceBackendSuite, rules
 
 from ..runner import bypasses_permissions
-from . import doubles_gallery, gallery, gallery_commands, gallery_files  # noqa: F401  (registers the mutants)
+from . import doubles_gallery, gallery, gallery_commands, gallery_files, gallery_properties  # noqa: F401
 from .registry import MUTANTS, Mutant
 
 ROOT = Path(__file__).resolve().parents[2]

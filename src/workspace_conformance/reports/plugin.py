@@ -33,6 +33,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help='multiply every hang guard and wait of the conformance rules (e.g. 3 for a slow provider)',
     )
+    group.addoption(
+        '--conformance-profile',
+        dest='conformance_profile',
+        choices=['ci', 'certify', 'dev'],
+        default=None,
+        help='Hypothesis profile of the generated cases: ci (fast, repeatable; the default), certify (thorough, '
+        'repeatable), dev (random, remembers failures)',
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -11,6 +11,8 @@ from .commands import CommandRules
 from .files import FileRules
 from .lifecycle import LifecycleRules
 from .processes import ProcessRules
+from .properties import PropertyRules
+from .stateful import StatefulRules
 from .symlinks import SymlinkRules
 
 __all__ = (
@@ -31,7 +33,16 @@ __all__ = (
 )
 
 
-class WorkspaceBackendSuite(CommandRules, FileRules, SymlinkRules, LifecycleRules, ProcessRules, SuiteFixtures):
+class WorkspaceBackendSuite(
+    CommandRules,
+    FileRules,
+    SymlinkRules,
+    LifecycleRules,
+    ProcessRules,
+    PropertyRules,
+    StatefulRules,
+    SuiteFixtures,
+):
     """Subclass in a pytest module and provide a `backend` fixture; each test method checks one rule.
 
     A drop-in superset of `pydantic_ai.workspaces.conformance.WorkspaceBackendSuite`: the same fixtures,

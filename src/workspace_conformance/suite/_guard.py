@@ -51,11 +51,14 @@ def current_run() -> RuleRun:
 
 
 def safe_str(error: BaseException) -> str:
-    """`Type: message` for an exception, even one whose `__str__` raises."""
+    """`Type: message` for an exception, even one whose `__str__` raises, with its notes (Hypothesis's examples)."""
     try:
         text = str(error)
     except Exception:
         text = '<str() of this exception raised>'
+    notes = getattr(error, '__notes__', None)
+    if isinstance(notes, list) and notes:
+        text = '\n'.join([text, *(str(note) for note in notes)])
     return f'{type(error).__name__}: {text}' if text else type(error).__name__
 
 

@@ -250,6 +250,12 @@ class SuiteFixtures:
         value = request.config.getoption(SCALE_FIXTURE, default=None)
         return 1.0 if value is None else float(value)
 
+    @pytest.fixture
+    def conformance_profile(self, request: pytest.FixtureRequest) -> str:
+        """The Hypothesis profile of generated cases (`ci`, `certify`, `dev`); `--conformance-profile` sets it."""
+        value = request.config.getoption('conformance_profile', default=None)
+        return 'ci' if value is None else str(value)
+
     @pytest.fixture(autouse=True)
     def _conformance_waivers(
         self,

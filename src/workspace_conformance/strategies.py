@@ -1,0 +1,123 @@
+"""Hypothesis strategies for workspace inputs: POSIX names and paths, byte payloads, argv items, env, shell text.
+
+Composable and usable in any backend author's own tests, e.g. `@given(names())`. Every strategy draws only
+values the contract must handle: names a POSIX filesystem accepts, text without NUL for argv and env.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import unicodedata
+
+from hypothesis import strategies as st
+
+__all__ = (
+    'MAX_NAME_BYTES',
+    'TRICKY_NAMES',
+    'TRICKY_PAYLOADS',
+    'argv_items',
+    'env_names',
+    'env_values',
+    'names',
+    'payloads',
+    'relative_paths',
+    'shell_words',
+)
+
+MAX_NAME_BYTES = 255
+"""The longest file name, in UTF-8 bytes, that Linux filesystems accept."""
+
+_TEXT = st.characters(codec='utf-8', exclude_characters='\x00')
+"""Any character that can be encoded (no surrogates) and passed to a process (no NUL)."""
+
+TRICKY_NAMES: tuple[str, ...] = (
+    '-n',
+    '--help',
+    '.hidden',
+    '..dots',
+    'with space',
+    'tab\there',
+    'new\nline',
+    "it's",
+    '"quoted"',
+    '$HOME',
+    '*',
+    '?',
+    '[a]',
+    'back\\slash',
+    'caf\u00e9',  # NFC
+    'cafe\u0301',  # NFD: a different name on a POSIX filesystem
+    '\u65e5\u672c\u8a9e',
+    '\U0001f600',
+    ' leading',
+    'trailing ',
+    '~',
+    '#hash',
+    '&amp',
+    ';',
+    '|pipe',
+    '>',
+)
+"""Names that broke real backends; property rules always try each of them, besides the generated ones."""
+
+
+def _valid_name(name: str) -> bool:
+    return name not in ('', '.', '..') and '/' not in name and len(name.encode()) <= MAX_NAME_BYTES
+
+
+def names() -> st.SearchStrategy[str]:
+    """POSIX file names, up to 255 UTF-8 bytes; never `/`, NUL, `.` or `..`.
+
+    Unicode (NFC and NFD spellings kept distinct), spaces, tabs, newlines, leading `-` and `.`, quotes, shell
+    metacharacters and backslashes all appear.
+    """
+    generated = st.text(_TEXT.filter(lambda c: c != '/'), min_size=1, max_size=40).filter(_valid_name)
+    long = st.integers(min_value=200, max_value=MAX_NAME_BYTES).map(lambda n: 'n' * n)
+    return st.one_of(st.sampled_from(TRICKY_NAMES), generated, long)
+
+
+def relative_paths(max_depth: int = 3, components: st.SearchStrategy[str] | None = None) -> st.SearchStrategy[str]:
+    """Relative paths of 1 to `max_depth` components drawn from `components` (default: `names()`)."""
+    parts = components if components is not None else names()
+    return st.lists(parts, min_size=1, max_size=max_depth).map(lambda items: posixpath.join(*items))
+
+
+TRICKY_PAYLOADS: tuple[bytes, ...] = (b'', b'\x00', b'\r\n', b'\r', b'\n\r\n', b'\xff\xfe', b'\xc3\x28', b'a\r\nb\rc\n')
+"""Contents that broke real backends: empty, NUL, CR/LF mixes, invalid UTF-8."""
+
+
+def payloads(max_size: int = 4096) -> st.SearchStrategy[bytes]:
+    """File contents: empty, NUL, CR/LF mixes, invalid UTF-8, binary, up to `max_size` bytes."""
+    return st.one_of(
+        st.sampled_from(TRICKY_PAYLOADS),
+        st.binary(max_size=max_size),
+        st.text(max_size=max_size // 4).map(lambda text: text.encode('utf-8', 'surrogatepass')),
+    )
+
+
+def argv_items() -> st.SearchStrategy[str]:
+    """One argv item: any text without NUL (spaces, quotes, `$()`, newlines, leading `-`, non-ASCII)."""
+    return st.one_of(
+        st.sampled_from(['', '-', '--', '-e', '$(id)', '`id`', '"', "'", '\\', '\n', ' ', '*', '%s', '%']),
+        st.text(_TEXT, max_size=60),
+    )
+
+
+def env_names() -> st.SearchStrategy[str]:
+    """Portable environment variable names, prefixed so they never replace one the environment relies on."""
+    return st.from_regex(r'[A-Z][A-Z0-9_]{0,20}', fullmatch=True).map(lambda name: f'WC_{name}')
+
+
+def env_values() -> st.SearchStrategy[str]:
+    """Environment values: any text without NUL (empty, `=`, newlines, quotes, non-ASCII)."""
+    return st.one_of(st.sampled_from(['', '=', 'a=b', ' ', '\n', '$PATH', "'"]), st.text(_TEXT, max_size=60))
+
+
+def shell_words() -> st.SearchStrategy[str]:
+    """Text that a POSIX shell must treat as one literal word once single-quoted."""
+    return st.text(_TEXT, min_size=1, max_size=30)
+
+
+def nfc(name: str) -> str:
+    """`name` in Unicode normal form C (for tests that need to pair NFC and NFD spellings)."""
+    return unicodedata.normalize('NFC', name)

@@ -1,0 +1,159 @@
+"""Mutants for the property and model-based rules: bugs that only some generated inputs or sequences reveal."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pydantic_ai.workspaces import CommandResult, FileEntry, LocalWorkspaceBackend, WorkspaceCommand
+
+from .registry import mutant, shared_dir
+
+
+class StripsNameWhitespace(LocalWorkspaceBackend):
+    """Lists names through a line-based tool that trims them, so ` leading` and `trailing ` lose their spaces."""
+
+    async def list_dir(self, path: str) -> Sequence[FileEntry]:
+        entries = await super().list_dir(path)
+        return [FileEntry(name=e.name.strip(), path=e.path, is_dir=e.is_dir, size=e.size) for e in entries]
+
+
+class NormalizesNames(LocalWorkspaceBackend):
+    """Stores every name in Unicode NFC, as HFS+ did, so an NFD name lists as another name."""
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        await super().write_bytes(unicodedata.normalize('NFC', path), data)
+
+    async def read_bytes(self, path: str) -> bytes:
+        return await super().read_bytes(unicodedata.normalize('NFC', path))
+
+
+class TextModeReads(LocalWorkspaceBackend):
+    """Reads files as UTF-8 text and re-encodes them, so invalid UTF-8 comes back as U+FFFD."""
+
+    async def read_bytes(self, path: str) -> bytes:
+        return (await super().read_bytes(path)).decode('utf-8', 'replace').encode()
+
+
+class OneLevelOfParents(LocalWorkspaceBackend):
+    """Creates only the immediate parent of a file (`mkdir`, not `mkdir -p`), so deeper writes fail."""
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        parent = os.path.dirname(path)
+        if not os.path.isdir(os.path.dirname(parent)):
+            raise FileNotFoundError(2, 'No such file or directory', path)
+        await super().write_bytes(path, data)
+
+
+class DropsEmptyArguments(LocalWorkspaceBackend):
+    """Passes argv through a layer that drops empty strings, as naive command builders do."""
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if not isinstance(command, str):
+            command = [item for item in command if item]
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+class StripsEnvValues(LocalWorkspaceBackend):
+    """Trims whitespace from env values, as an SDK that serializes env into a config file might."""
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        trimmed = None if env is None else {name: value.strip() for name, value in env.items()}
+        return await super().run(command, shell=shell, env=trimmed, timeout=timeout)
+
+
+class ExistsMeansIsFile(LocalWorkspaceBackend):
+    """`exists` implemented with `isfile`: a directory does not exist."""
+
+    async def exists(self, path: str) -> bool:
+        return os.path.isfile(path)
+
+
+class RemoveKeepsNonEmptyDirectories(LocalWorkspaceBackend):
+    """`remove` of a directory deletes its files but leaves the directory itself when it had any."""
+
+    async def remove(self, path: str) -> None:
+        target = Path(path)
+        if target.is_dir() and not target.is_symlink() and any(target.iterdir()):
+            for child in target.iterdir():
+                if child.is_file():
+                    child.unlink()
+            return
+        await super().remove(path)
+
+
+def _local(kind: type[LocalWorkspaceBackend]) -> object:
+    def build(run_dir: Path) -> LocalWorkspaceBackend:
+        return kind(shared_dir(run_dir))
+
+    build.__name__ = kind.__name__
+    return build
+
+
+for name, kind, kills, bug in [
+    (
+        'lists_trimmed_names',
+        StripsNameWhitespace,
+        ['generated_names_round_trip'],
+        'Names pass through a line-based listing that trims surrounding whitespace.',
+    ),
+    (
+        'normalizes_names_to_nfc',
+        NormalizesNames,
+        ['generated_names_round_trip'],
+        'The filesystem stores names in Unicode NFC, so an NFD name comes back spelled differently.',
+    ),
+    (
+        'reads_in_text_mode',
+        TextModeReads,
+        ['generated_payloads_round_trip'],
+        'Files are read as UTF-8 text and re-encoded, replacing invalid bytes.',
+    ),
+    (
+        'creates_one_level_of_parents',
+        OneLevelOfParents,
+        ['generated_nested_paths_round_trip'],
+        'A write creates only the immediate parent directory, not the whole chain.',
+    ),
+    (
+        'drops_empty_arguments',
+        DropsEmptyArguments,
+        ['generated_argv_items_are_literal'],
+        'The command builder drops empty argv items.',
+    ),
+    (
+        'trims_env_values',
+        StripsEnvValues,
+        ['generated_env_values_are_exact'],
+        'Env values are trimmed when serialized for the sandbox.',
+    ),
+    (
+        'exists_means_is_file',
+        ExistsMeansIsFile,
+        ['file_operations_match_the_reference_model'],
+        '`exists` checks for a regular file, so directories do not exist.',
+    ),
+    (
+        'remove_keeps_non_empty_directories',
+        RemoveKeepsNonEmptyDirectories,
+        ['file_operations_match_the_reference_model'],
+        'Removing a directory deletes its files but leaves the directory and its subdirectories behind.',
+    ),
+]:
+    mutant(name=name, kills=kills, bug=bug, backend=_local(kind))  # type: ignore[arg-type]
