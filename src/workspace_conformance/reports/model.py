@@ -9,12 +9,17 @@ from pydantic import BaseModel, ConfigDict
 
 __all__ = (
     'GAP_KINDS',
+    'SCHEMA_VERSION',
     'Outcome',
+    'Report',
     'RuleOutcome',
     'RuleStatus',
     'RuleSummary',
     'SkipKind',
+    'SuiteReport',
     'Verdict',
+    'Waiver',
+    'overall_verdict',
     'summarize',
     'verdict_of',
 )
@@ -100,3 +105,58 @@ def verdict_of(summaries: Iterable[RuleSummary]) -> Verdict:
     if any(status == 'gap' for _, status in statuses):
         return 'partial'
     return 'certified'
+
+
+SCHEMA_VERSION = 1
+
+
+class Waiver(BaseModel):
+    """A declared limit or an expected failure: the rule it covers and the backend author's reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule_id: str
+    reason: str
+
+
+class SuiteReport(BaseModel):
+    """One suite class's run: the backend it checked, its waivers, every outcome, and its verdict."""
+
+    subject: str
+    backend_class: str | None = None
+    ref_provider: str | None = None
+    anyio_backends: list[str]
+    declared_limits: list[Waiver] = []
+    expected_failures: list[Waiver] = []
+    results: list[RuleOutcome]
+    rules: list[RuleSummary]
+    verdict: Verdict
+
+
+class Report(BaseModel):
+    """A conformance run: what ran, where, with which tools, every rule's evidence, and the verdict."""
+
+    schema_version: int = SCHEMA_VERSION
+    toolkit_version: str
+    pydantic_ai_version: str
+    python: str
+    platform: str
+    hypothesis_profile: str
+    command: list[str] = []
+    started: str
+    finished: str
+    complete: bool
+    """False when the run was interrupted or any rule has no result; such a report is never certified."""
+    suites: list[SuiteReport]
+    verdict: Verdict
+
+
+_RANK: dict[Verdict, int] = {'certified': 0, 'partial': 1, 'not certified': 2}
+
+
+def overall_verdict(suites: Iterable[SuiteReport], *, complete: bool) -> Verdict:
+    """The worst verdict of the suites; `not certified` when incomplete or empty."""
+    verdicts = [suite.verdict for suite in suites]
+    if not complete or not verdicts:
+        return 'not certified'
+    return max(verdicts, key=_RANK.__getitem__)

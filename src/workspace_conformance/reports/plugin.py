@@ -6,22 +6,22 @@ workers send them to the controller unchanged.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Generator
-from dataclasses import dataclass, field
-from typing import Any, cast
+from collections.abc import Generator, Mapping
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ..suite import SKIP_KINDS, catalog, rule_of
-from .model import RuleOutcome, RuleSummary, SkipKind, summarize, verdict_of
+from ..suite import catalog, rule_of
+from .assemble import assemble, now
+from .model import Report, verdict_of
+from .recording import SubjectResults, merge
+from .write import write_all
 
 __all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
 
 RECORDER_NAME = 'workspace-conformance-recorder'
 PROPERTY = 'workspace_conformance'
-_SKIP = re.compile(r'\[(?P<rule>[^\]\s]+)\] (?P<kind>' + '|'.join(SKIP_KINDS) + r'): (?P<why>.*)', re.DOTALL)
-_EXCERPT_CHARS = 800
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,6 +32,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=float,
         default=None,
         help='multiply every hang guard and wait of the conformance rules (e.g. 3 for a slow provider)',
+    )
+    group.addoption(
+        '--conformance-report',
+        dest='conformance_report',
+        metavar='DIR',
+        default=None,
+        help='write the conformance report there: report.json, report.md, report.html, junit.xml, badge.svg, '
+        'badge.json (also when the run is interrupted, marked incomplete)',
     )
     group.addoption(
         '--conformance-profile',
@@ -72,101 +80,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                     'anyio_backend': _anyio_backend(item),
                     'suite_rules': [f'{r.id}|{r.area}|{r.level}' for r in catalog(klass)],
                     'summary': bool(getattr(klass, 'conformance_summary', True)),
+                    **_identity(item),
                 },
             )
         )
     return report
 
 
-@dataclass
-class SubjectResults:
-    """Everything recorded for one suite class: its rule catalog and each rule's outcome per anyio backend."""
-
-    subject: str
-    summary: bool = True
-    """Whether the terminal summary shows it; a suite class opts out with `conformance_summary = False`."""
-    expected: dict[str, tuple[str, str]] = field(default_factory=dict)
-    outcomes: dict[tuple[str, str], RuleOutcome] = field(default_factory=dict)
-
-    @property
-    def anyio_backends(self) -> list[str]:
-        return sorted({backend for _, backend in self.outcomes})
-
-    def complete_outcomes(self) -> list[RuleOutcome]:
-        """Every recorded outcome, plus `missing` for each catalog rule with no result on a backend that ran."""
-        filled = dict(self.outcomes)
-        for rule_id, (area, level) in self.expected.items():
-            for backend in self.anyio_backends:
-                filled.setdefault(
-                    (rule_id, backend),
-                    RuleOutcome(
-                        rule_id=rule_id,
-                        area=area,
-                        level=level,
-                        clause='',
-                        anyio_backend=backend,
-                        outcome='missing',
-                        reason='no result was recorded (not collected, or its run crashed)',
-                    ),
-                )
-        return list(filled.values())
-
-    def summaries(self) -> list[RuleSummary]:
-        return summarize(self.complete_outcomes())
-
-
-def _merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str, Any]) -> RuleOutcome | None:
-    rule = tag['rule']
-    duration = (previous.duration if previous else 0.0) + report.duration
-    base: dict[str, Any] = {
-        'rule_id': rule['id'],
-        'area': rule['area'],
-        'level': rule['level'],
-        'clause': rule['clause'],
-        'anyio_backend': tag['anyio_backend'],
-        'duration': duration,
-    }
-    wasxfail = getattr(report, 'wasxfail', None)
-    if report.when == 'teardown':
-        if previous is None or not report.failed:
-            return previous.model_copy(update={'duration': duration}) if previous else None
-        if previous.outcome in ('failed', 'error'):
-            return previous
-        return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report), reason='teardown failed')
-    if report.passed:
-        if report.when == 'setup':
-            return None
-        if wasxfail is not None:
-            return RuleOutcome(**base, outcome='xpassed', reason=wasxfail)
-        return RuleOutcome(**base, outcome='passed')
-    if report.failed:
-        if report.when == 'setup':
-            return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report))
-        return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report))
-    if wasxfail is not None:
-        return RuleOutcome(
-            **base, outcome='xfailed', reason=wasxfail.removeprefix('reason: '), excerpt=_excerpt(report)
-        )
-    reason = _skip_reason(report)
-    matched = _SKIP.match(reason)
-    if matched is None:
-        return RuleOutcome(**base, outcome='skipped', skip_kind='unclassified', reason=reason)
-    kind = cast(SkipKind, matched['kind'])
-    return RuleOutcome(**base, outcome='skipped', skip_kind=kind, reason=matched['why'])
-
-
-def _skip_reason(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2]).removeprefix('Skipped: ')
-    return str(longrepr)
-
-
-def _excerpt(report: pytest.TestReport) -> str | None:
-    crash = getattr(report.longrepr, 'reprcrash', None)
-    text = getattr(crash, 'message', None) or report.longreprtext or ''
-    text = text.strip()
-    return text[:_EXCERPT_CHARS] + ('...' if len(text) > _EXCERPT_CHARS else '') if text else None
+def _identity(item: pytest.Item) -> dict[str, Any]:
+    """What the item's fixtures say about the backend and its waivers, as builtin types."""
+    funcargs: dict[str, Any] = getattr(item, 'funcargs', {})
+    found: dict[str, Any] = {}
+    backend = funcargs.get('backend')
+    if backend is not None:
+        kind = type(backend)
+        found['backend_class'] = f'{kind.__module__}.{kind.__qualname__}'
+        try:
+            ref = backend.ref
+            found['ref_provider'] = None if ref is None else str(ref.provider)
+        except Exception:  # a hostile `ref` must not break reporting
+            found['ref_provider'] = None
+    for name in ('declared_limits', 'expected_failures'):
+        waivers = funcargs.get(name)
+        if isinstance(waivers, Mapping):
+            found[name] = {str(key): str(value) for key, value in waivers.items()}
+    return found
 
 
 class ConformanceRecorder:
@@ -175,6 +113,26 @@ class ConformanceRecorder:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.subjects: dict[str, SubjectResults] = {}
+        self.started = now()
+        self.report: Report | None = None
+        self.written: list[Path] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Assemble the report (kept for the CLI) and write it where `--conformance-report` says."""
+        if not self.subjects or _is_xdist_worker(self.config):
+            return
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop is not False
+        self.report = assemble(
+            self.subjects.values(),
+            started=self.started,
+            profile=str(self.config.getoption('conformance_profile', default=None) or 'ci'),
+            interrupted=bool(interrupted),
+            command=list(self.config.invocation_params.args),
+        )
+        target = self.config.getoption('conformance_report', default=None)
+        if target:
+            self.written = write_all(self.report, Path(target))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         found = next((value for key, value in report.user_properties if key == PROPERTY), None)
@@ -187,8 +145,12 @@ class ConformanceRecorder:
         for entry in tag['suite_rules']:
             rule_id, area, level = entry.split('|')
             subject.expected.setdefault(rule_id, (area, level))
+        subject.backend_class = tag.get('backend_class') or subject.backend_class
+        subject.ref_provider = tag.get('ref_provider') or subject.ref_provider
+        subject.declared_limits.update(tag.get('declared_limits', {}))
+        subject.expected_failures.update(tag.get('expected_failures', {}))
         key = (tag['rule']['id'], tag['anyio_backend'])
-        merged = _merge(subject.outcomes.get(key), report, tag)
+        merged = merge(subject.outcomes.get(key), report, tag)
         if merged is not None:
             subject.outcomes[key] = merged
 
@@ -196,6 +158,12 @@ class ConformanceRecorder:
         for subject in self.subjects.values():
             if subject.summary:
                 _write_summary(terminalreporter, subject)
+        if self.written:
+            terminalreporter.write_line(f'conformance report written to {self.written[0].parent}')
+
+
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, 'workerinput')
 
 
 def _write_summary(writer: Any, subject: SubjectResults) -> None:

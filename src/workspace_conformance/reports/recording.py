@@ -1,0 +1,113 @@
+"""What a session recorded for one suite class, and how pytest's phase reports merge into one outcome."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import pytest
+
+from ..suite import SKIP_KINDS
+from .model import RuleOutcome, RuleSummary, SkipKind, summarize
+
+__all__ = ('SubjectResults', 'merge')
+
+_SKIP = re.compile(r'\[(?P<rule>[^\]\s]+)\] (?P<kind>' + '|'.join(SKIP_KINDS) + r'): (?P<why>.*)', re.DOTALL)
+_EXCERPT_CHARS = 800
+
+
+@dataclass
+class SubjectResults:
+    """Everything recorded for one suite class: its rule catalog and each rule's outcome per anyio backend."""
+
+    subject: str
+    backend_class: str | None = None
+    ref_provider: str | None = None
+    declared_limits: dict[str, str] = field(default_factory=dict)
+    expected_failures: dict[str, str] = field(default_factory=dict)
+    summary: bool = True
+    """Whether the terminal summary shows it; a suite class opts out with `conformance_summary = False`."""
+    expected: dict[str, tuple[str, str]] = field(default_factory=dict)
+    outcomes: dict[tuple[str, str], RuleOutcome] = field(default_factory=dict)
+
+    @property
+    def anyio_backends(self) -> list[str]:
+        return sorted({backend for _, backend in self.outcomes})
+
+    def complete_outcomes(self) -> list[RuleOutcome]:
+        """Every recorded outcome, plus `missing` for each catalog rule with no result on a backend that ran."""
+        filled = dict(self.outcomes)
+        for rule_id, (area, level) in self.expected.items():
+            for backend in self.anyio_backends:
+                filled.setdefault(
+                    (rule_id, backend),
+                    RuleOutcome(
+                        rule_id=rule_id,
+                        area=area,
+                        level=level,
+                        clause='',
+                        anyio_backend=backend,
+                        outcome='missing',
+                        reason='no result was recorded (not collected, or its run crashed)',
+                    ),
+                )
+        return list(filled.values())
+
+    def summaries(self) -> list[RuleSummary]:
+        return summarize(self.complete_outcomes())
+
+
+def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str, Any]) -> RuleOutcome | None:
+    """Fold one phase's report (setup, call, teardown) into the rule's outcome so far."""
+    rule = tag['rule']
+    duration = (previous.duration if previous else 0.0) + report.duration
+    base: dict[str, Any] = {
+        'rule_id': rule['id'],
+        'area': rule['area'],
+        'level': rule['level'],
+        'clause': rule['clause'],
+        'anyio_backend': tag['anyio_backend'],
+        'duration': duration,
+    }
+    wasxfail = getattr(report, 'wasxfail', None)
+    if report.when == 'teardown':
+        if previous is None or not report.failed:
+            return previous.model_copy(update={'duration': duration}) if previous else None
+        if previous.outcome in ('failed', 'error'):
+            return previous
+        return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report), reason='teardown failed')
+    if report.passed:
+        if report.when == 'setup':
+            return None
+        if wasxfail is not None:
+            return RuleOutcome(**base, outcome='xpassed', reason=wasxfail)
+        return RuleOutcome(**base, outcome='passed')
+    if report.failed:
+        if report.when == 'setup':
+            return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report))
+        return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report))
+    if wasxfail is not None:
+        return RuleOutcome(
+            **base, outcome='xfailed', reason=wasxfail.removeprefix('reason: '), excerpt=_excerpt(report)
+        )
+    reason = _skip_reason(report)
+    matched = _SKIP.match(reason)
+    if matched is None:
+        return RuleOutcome(**base, outcome='skipped', skip_kind='unclassified', reason=reason)
+    kind = cast(SkipKind, matched['kind'])
+    return RuleOutcome(**base, outcome='skipped', skip_kind=kind, reason=matched['why'])
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix('Skipped: ')
+    return str(longrepr)
+
+
+def _excerpt(report: pytest.TestReport) -> str | None:
+    crash = getattr(report.longrepr, 'reprcrash', None)
+    text = getattr(crash, 'message', None) or report.longreprtext or ''
+    text = text.strip()
+    return text[:_EXCERPT_CHARS] + ('...' if len(text) > _EXCERPT_CHARS else '') if text else None

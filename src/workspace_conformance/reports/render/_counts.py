@@ -1,0 +1,28 @@
+"""Counts of rule statuses, shared by every renderer so they all say the same numbers."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..model import Report, RuleSummary
+
+__all__ = ('STATUSES', 'counts', 'failures', 'gaps')
+
+STATUSES = ('passed', 'failed', 'gap', 'not-applicable', 'missing')
+
+
+def counts(report: Report) -> Counter[str]:
+    """How many rules (over every suite) have each status."""
+    return Counter(rule.status for suite in report.suites for rule in suite.rules)
+
+
+def gaps(report: Report) -> list[tuple[str, RuleSummary]]:
+    """Every gap, with its suite, in catalog order."""
+    return [(suite.subject, rule) for suite in report.suites for rule in suite.rules if rule.status == 'gap']
+
+
+def failures(report: Report) -> list[tuple[str, RuleSummary]]:
+    """Every failed or missing rule, with its suite."""
+    return [
+        (suite.subject, rule) for suite in report.suites for rule in suite.rules if rule.status in ('failed', 'missing')
+    ]

@@ -1,0 +1,59 @@
+"""The report as JUnit XML: one test case per rule and anyio backend, the outcome kind and metadata as properties."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+
+from ..model import Report
+
+__all__ = ('render_junit',)
+
+
+def render_junit(report: Report) -> str:
+    """JUnit XML where an expected failure is never confused with a skip: `outcome` says which it is."""
+    root = ElementTree.Element('testsuites', name='workspace-conformance', verdict=report.verdict)
+    for suite in report.suites:
+        results = suite.results
+        element = ElementTree.SubElement(
+            root,
+            'testsuite',
+            name=suite.subject,
+            tests=str(len(results)),
+            failures=str(sum(r.outcome in ('failed', 'xpassed') for r in results)),
+            errors=str(sum(r.outcome in ('error', 'missing') for r in results)),
+            skipped=str(sum(r.outcome in ('skipped', 'xfailed') for r in results)),
+            time=f'{sum(r.duration for r in results):.3f}',
+        )
+        properties = ElementTree.SubElement(element, 'properties')
+        for name, value in (('verdict', suite.verdict), ('backend_class', suite.backend_class or '')):
+            ElementTree.SubElement(properties, 'property', name=name, value=value)
+        for result in results:
+            case = ElementTree.SubElement(
+                element,
+                'testcase',
+                classname=f'{suite.subject}.{result.area}',
+                name=f'{result.rule_id}[{result.anyio_backend}]',
+                time=f'{result.duration:.3f}',
+            )
+            metadata = ElementTree.SubElement(case, 'properties')
+            for name, value in (
+                ('rule_id', result.rule_id),
+                ('area', result.area),
+                ('level', result.level),
+                ('outcome', result.outcome),
+                ('skip_kind', result.skip_kind or ''),
+                ('clause', result.clause),
+            ):
+                ElementTree.SubElement(metadata, 'property', name=name, value=value)
+            text = result.excerpt or result.reason or ''
+            if result.outcome in ('failed', 'xpassed'):
+                ElementTree.SubElement(
+                    case, 'failure', message=text.splitlines()[0] if text else result.outcome
+                ).text = text
+            elif result.outcome in ('error', 'missing'):
+                ElementTree.SubElement(case, 'error', message=result.outcome).text = text
+            elif result.outcome in ('skipped', 'xfailed'):
+                kind = 'expected failure' if result.outcome == 'xfailed' else result.skip_kind or 'skipped'
+                ElementTree.SubElement(case, 'skipped', message=f'{kind}: {result.reason or ""}')
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding='unicode', xml_declaration=True) + '\n'
