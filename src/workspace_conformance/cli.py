@@ -15,8 +15,12 @@ import pytest
 
 from ._version import __version__
 from .catalog_format import FORMATS, render_catalog
+from .reports.bundle import write_bundle_extras
+from .reports.diff import diff_reports
 from .reports.model import verdict_of
 from .reports.plugin import RECORDER_NAME, ConformanceRecorder
+from .reports.verify import load_report, verify_bundle
+from .reports.write import render
 from .suite import rules
 from .targets import CertificationSpec, TargetError, resolve_target
 from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
@@ -63,6 +67,18 @@ def _parser() -> argparse.ArgumentParser:
         help='multiply every hang guard and wait (e.g. 3 for a slow provider)',
     )
     certify.add_argument(
+        '--conformance-profile',
+        choices=['ci', 'certify', 'dev'],
+        default='certify',
+        help='Hypothesis profile of the generated cases (default: certify, thorough and repeatable)',
+    )
+    certify.add_argument('--report', metavar='DIR', help='write report.json, .md, .html, junit.xml and badges there')
+    certify.add_argument(
+        '--bundle',
+        metavar='DIR',
+        help='write every report format plus environment.json, REPRODUCE.md and SHA256SUMS there',
+    )
+    certify.add_argument(
         '--keep-capabilities',
         action='store_true',
         help='as root, keep CAP_DAC_OVERRIDE (the permission rule then skips as a runner gap)',
@@ -70,6 +86,17 @@ def _parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser('rules', help='print the rule catalog')
     listing.add_argument('--format', choices=FORMATS, default='table')
+
+    report = commands.add_parser('report', help='render a report.json in another format')
+    report.add_argument('report_json', metavar='REPORT_JSON')
+    report.add_argument('--format', choices=['json', 'md', 'html', 'junit', 'badge', 'badge-json'], default='md')
+
+    diff = commands.add_parser('diff', help='compare two report.json files; exit 1 on a regression')
+    diff.add_argument('old', metavar='OLD_JSON')
+    diff.add_argument('new', metavar='NEW_JSON')
+
+    verify = commands.add_parser('verify', help='check a bundle: hashes, verdicts, completeness; exit 1 on a problem')
+    verify.add_argument('bundle', metavar='DIR')
     return parser
 
 
@@ -79,7 +106,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == 'rules':
         sys.stdout.write(render_catalog(rules(), args.format))
         return 0
+    if args.command == 'report':
+        return _report(args)
+    if args.command == 'diff':
+        return _diff(args)
+    if args.command == 'verify':
+        return _verify(args)
     return _certify(args, argv)
+
+
+def _report(args: argparse.Namespace) -> int:
+    try:
+        report = load_report(Path(args.report_json))
+    except ValueError as error:
+        return _fail(str(error))
+    sys.stdout.write(render(report, args.format))
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    try:
+        old, new = load_report(Path(args.old)), load_report(Path(args.new))
+    except ValueError as error:
+        return _fail(str(error))
+    changes = diff_reports(old, new)
+    for line in changes.lines() or ['no change']:
+        sys.stdout.write(f'{line}\n')
+    sys.stdout.write(f'verdict: {old.verdict} -> {new.verdict}\n')
+    return EXIT_NOT_CERTIFIED if changes.regressions else 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    directory = Path(args.bundle)
+    if not directory.is_dir():
+        return _fail(f'{directory}: not a directory')
+    problems = verify_bundle(directory)
+    for problem in problems:
+        sys.stdout.write(f'{problem}\n')
+    if problems:
+        return EXIT_NOT_CERTIFIED
+    report = load_report(directory / 'report.json')
+    sys.stdout.write(f'verified: {report.verdict}, {sum(len(s.rules) for s in report.suites)} rules, hashes match\n')
+    return 0
 
 
 def _fail(message: str) -> int:
@@ -181,6 +249,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             pytest_args += ['-n', str(args.workers)]
         if args.conformance_time_scale is not None:
             pytest_args += ['--conformance-time-scale', str(args.conformance_time_scale)]
+        pytest_args += ['--conformance-profile', args.conformance_profile]
+        output = args.bundle or args.report
+        if output:
+            pytest_args += ['--conformance-report', str(Path(output).resolve())]
         capture = _RecorderCapture()
         status = pytest.main(pytest_args, plugins=[capture])
     recorder = capture.recorder
@@ -191,6 +263,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     ):
         sys.stdout.write('workspace-conformance: not certified (the run recorded no rule)\n')
         return EXIT_NOT_CERTIFIED
+    if args.bundle and recorder.report is not None:
+        write_bundle_extras(
+            Path(args.bundle), recorder.report, [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)]
+        )
     summaries = [summary for subject in recorder.subjects.values() for summary in subject.summaries()]
     verdict = verdict_of(summaries)
     sys.stdout.write(f'workspace-conformance: {verdict} ({args.target or "local"})\n')

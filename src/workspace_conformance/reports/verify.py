@@ -1,0 +1,101 @@
+"""Check a report bundle: hashes, verdicts recomputed from the results, completeness against the rule catalog."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .._version import __version__
+from ..suite import rules
+from .model import Report, overall_verdict, summarize, verdict_of
+
+__all__ = ('CHECKSUMS', 'checksums', 'load_report', 'verify_bundle')
+
+CHECKSUMS = 'SHA256SUMS'
+
+
+def checksums(directory: Path) -> str:
+    """`sha256sum`-format lines for every file in `directory` but the checksum file itself."""
+    lines = [
+        f'{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}'
+        for path in sorted(directory.iterdir())
+        if path.is_file() and path.name != CHECKSUMS
+    ]
+    return '\n'.join(lines) + '\n'
+
+
+def load_report(path: Path) -> Report:
+    """Read and validate a report.json; a `ValueError` with one line saying what is wrong otherwise."""
+    try:
+        return Report.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        raise ValueError(f'{path}: no such file') from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = '.'.join(str(part) for part in first['loc'])
+        raise ValueError(f'{path}: not a workspace-conformance report ({where}: {first["msg"]})') from None
+
+
+def _hash_problems(directory: Path) -> list[str]:
+    listed = directory / CHECKSUMS
+    if not listed.is_file():
+        return [f'{CHECKSUMS}: missing, so the files cannot be checked']
+    problems = []
+    for line in listed.read_text().splitlines():
+        digest, _, name = line.partition('  ')
+        path = directory / name
+        if not path.is_file():
+            problems.append(f'{name}: listed in {CHECKSUMS} but missing')
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            problems.append(f'{name}: its SHA-256 does not match {CHECKSUMS} (the file was changed)')
+    return problems
+
+
+def _report_problems(report: Report, name: str) -> list[str]:
+    problems = []
+    catalog = {rule.id: rule for rule in rules()} if report.toolkit_version == __version__ else None
+    if catalog is None:
+        problems.append(
+            f'{name}: made by workspace-conformance {report.toolkit_version}, this is {__version__}: '
+            f'install that version to check completeness against its rule catalog'
+        )
+    for suite in report.suites:
+        recomputed = {summary.rule_id: summary for summary in summarize(suite.results)}
+        for recorded in suite.rules:
+            again = recomputed.get(recorded.rule_id)
+            if again is None:
+                problems.append(f'{name}: rule {recorded.rule_id}: listed with no result behind it')
+            elif again.status != recorded.status:
+                problems.append(
+                    f'{name}: rule {recorded.rule_id}: recorded as {recorded.status}, '
+                    f'but its results say {again.status}'
+                )
+        if verdict_of(recomputed.values()) != suite.verdict:
+            problems.append(
+                f'{name}: suite {suite.subject}: verdict {suite.verdict!r} does not follow from its results'
+            )
+        if catalog is not None:
+            for rule_id in sorted(set(catalog) - set(recomputed)):
+                problems.append(f'{name}: rule {rule_id}: in the catalog of {__version__} but has no result')
+            for backend in suite.anyio_backends:
+                ran = {result.rule_id for result in suite.results if result.anyio_backend == backend}
+                for rule_id in sorted(set(catalog) - ran):
+                    problems.append(f'{name}: rule {rule_id}: no result on {backend}')
+    expected = overall_verdict(report.suites, complete=report.complete)
+    if expected != report.verdict:
+        problems.append(f'{name}: overall verdict {report.verdict!r} does not follow from the suites ({expected!r})')
+    if any(result.outcome == 'missing' for suite in report.suites for result in suite.results) and report.complete:
+        problems.append(f'{name}: marked complete, but some rules have no result')
+    return problems
+
+
+def verify_bundle(directory: Path) -> list[str]:
+    """Every problem found in a bundle, one line each (`file: rule: what`); empty when it verifies."""
+    problems = _hash_problems(directory)
+    try:
+        report = load_report(directory / 'report.json')
+    except ValueError as error:
+        return [*problems, str(error)]
+    return problems + _report_problems(report, 'report.json')
