@@ -1,25 +1,33 @@
-"""Write docs/rules.md from the rule catalog; `--check` exits 1 when the file is stale instead."""
+"""Write docs/rules.md (the rule catalog) and docs/report-schema.json; `--check` exits 1 when one is stale."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from workspace_conformance.catalog_format import render_catalog
+from workspace_conformance.reports.model import Report
 from workspace_conformance.suite import rules
 
-RULES_MD = Path(__file__).resolve().parent.parent / 'docs' / 'rules.md'
+DOCS = Path(__file__).resolve().parent.parent / 'docs'
+
+
+def generated() -> dict[Path, str]:
+    """Every generated doc and its current text: the rule catalog and the report's JSON Schema."""
+    schema = json.dumps(Report.model_json_schema(), indent=2, sort_keys=True) + '\n'
+    return {DOCS / 'rules.md': render_catalog(rules(), 'markdown'), DOCS / 'report-schema.json': schema}
 
 
 def main() -> int:
-    text = render_catalog(rules(), 'markdown')
+    stale = [path for path, text in generated().items() if not path.exists() or path.read_text() != text]
     if '--check' in sys.argv[1:]:
-        if not RULES_MD.exists() or RULES_MD.read_text() != text:
-            print(f'{RULES_MD} is stale: run python scripts/generate_docs.py')
-            return 1
-        return 0
-    RULES_MD.write_text(text)
-    print(f'wrote {RULES_MD}')
+        for path in stale:
+            print(f'{path} is stale: run python scripts/generate_docs.py')
+        return 1 if stale else 0
+    for path, text in generated().items():
+        path.write_text(text)
+        print(f'wrote {path}')
     return 0
 
 

@@ -16,11 +16,14 @@ from ..suite import catalog, rule_of
 from .assemble import assemble, now
 from .model import Report, verdict_of
 from .recording import SubjectResults, merge
+from .redact import Redactor
 from .write import write_all
 
 __all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
 
 RECORDER_NAME = 'workspace-conformance-recorder'
+REDACTOR = pytest.StashKey[Redactor]()
+EXCERPT = 'workspace_conformance_excerpt'
 PROPERTY = 'workspace_conformance'
 
 
@@ -71,6 +74,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     meta = rule_of(getattr(item, 'function', None))
     klass = getattr(item, 'cls', None)
     if meta is not None and klass is not None:
+        _redact_longrepr(report, item.config)
         report.user_properties.append(
             (
                 PROPERTY,
@@ -85,6 +89,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             )
         )
     return report
+
+
+def _redact_longrepr(report: pytest.TestReport, config: pytest.Config) -> None:
+    """Replace a failure's traceback text with a redacted copy when it holds a secret, so no output shows it."""
+    if report.longrepr is None or report.skipped:
+        return
+    redact: Redactor = config.stash.setdefault(REDACTOR, Redactor())
+    text = str(report.longrepr)
+    cleaned = redact(text)
+    if cleaned != text:
+        crash = getattr(getattr(report.longrepr, 'reprcrash', None), 'message', None)
+        if crash:
+            report.user_properties.append((EXCERPT, redact(str(crash))))
+        report.longrepr = cleaned
 
 
 def _identity(item: pytest.Item) -> dict[str, Any]:
@@ -167,7 +185,11 @@ def _is_xdist_worker(config: pytest.Config) -> bool:
 
 
 def _write_summary(writer: Any, subject: SubjectResults) -> None:
-    summaries = subject.summaries()
+    redact = Redactor()
+    summaries = [
+        summary.model_copy(update={'detail': redact(summary.detail)}) if summary.detail else summary
+        for summary in subject.summaries()
+    ]
     verdict = verdict_of(summaries)
     writer.write_sep('=', f'workspace conformance: {subject.subject}')
     columns = ('passed', 'failed', 'gap', 'not-applicable', 'missing')

@@ -107,7 +107,10 @@ def _skip_reason(report: pytest.TestReport) -> str:
 
 
 def _excerpt(report: pytest.TestReport) -> str | None:
+    redacted = next((value for key, value in report.user_properties if key == 'workspace_conformance_excerpt'), None)
+    if isinstance(redacted, str):
+        return redacted.removeprefix('workspace_conformance.suite._guard.RuleFailure: ')
     crash = getattr(report.longrepr, 'reprcrash', None)
     text = getattr(crash, 'message', None) or report.longreprtext or ''
-    text = text.strip()
+    text = text.strip().removeprefix('workspace_conformance.suite._guard.RuleFailure: ')
     return text[:_EXCERPT_CHARS] + ('...' if len(text) > _EXCERPT_CHARS else '') if text else None

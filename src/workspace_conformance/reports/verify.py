@@ -83,11 +83,14 @@ def _report_problems(report: Report, name: str) -> list[str]:
                 ran = {result.rule_id for result in suite.results if result.anyio_backend == backend}
                 for rule_id in sorted(set(catalog) - ran):
                     problems.append(f'{name}: rule {rule_id}: no result on {backend}')
+        for result in suite.results:
+            if result.outcome == 'missing':
+                problems.append(f'{name}: rule {result.rule_id}: no result on {result.anyio_backend}')
+    if not report.complete:
+        problems.append(f'{name}: the run is marked incomplete (interrupted, or rules without a result)')
     expected = overall_verdict(report.suites, complete=report.complete)
     if expected != report.verdict:
         problems.append(f'{name}: overall verdict {report.verdict!r} does not follow from the suites ({expected!r})')
-    if any(result.outcome == 'missing' for suite in report.suites for result in suite.results) and report.complete:
-        problems.append(f'{name}: marked complete, but some rules have no result')
     return problems
 
 

@@ -19,4 +19,5 @@ def render_html(report: Report) -> str:
     source = resources.files(__package__).joinpath('report.html.j2').read_text()
     template = _ENVIRONMENT.from_string(source)
     areas = sorted({rule.area for suite in report.suites for rule in suite.rules})
-    return template.render(report=report, counts=counts(report), statuses=STATUSES, areas=areas)
+    clauses = {r.rule_id: r.clause for suite in report.suites for r in suite.results if r.clause}
+    return template.render(report=report, counts=counts(report), statuses=STATUSES, areas=areas, clauses=clauses)
