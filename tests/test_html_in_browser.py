@@ -1,0 +1,146 @@
+"""The HTML report as a person sees it, in headless Chromium: verdict, counts, and filtering that hides rows."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from workspace_conformance.reports.model import Report, RuleOutcome, SuiteReport, Waiver, summarize, verdict_of
+from workspace_conformance.reports.render import render_html
+
+CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
+FLAGS = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+]
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason='no Chromium installed (.ci/run installs Debian chromium)')
+
+
+def _outcome(rule_id: str, area: str, outcome: str, **extra: str) -> RuleOutcome:
+    return RuleOutcome(
+        rule_id=rule_id,
+        area=area,
+        level=extra.pop('level', 'core'),
+        clause=f'The {rule_id} clause.',
+        anyio_backend='asyncio',
+        outcome=outcome,
+        **extra,
+    )  # type: ignore[arg-type]
+
+
+def sample_report() -> Report:
+    """Passes, every skip kind, an expected failure and failures."""
+    results = [
+        _outcome('passes_one', 'files', 'passed'),
+        _outcome('passes_two', 'commands', 'passed'),
+        _outcome('not_for_it', 'commands', 'skipped', skip_kind='not-applicable', reason='no SupportsCommands'),
+        _outcome(
+            'limited',
+            'processes',
+            'skipped',
+            skip_kind='declared-limit',
+            reason='the SDK waits for pipe EOF',
+            level='extended',
+        ),
+        _outcome(
+            'needs_fixture',
+            'lifecycle',
+            'skipped',
+            skip_kind='fixture-missing',
+            reason='no attach_backend',
+            level='extended',
+        ),
+        _outcome('needs_tool', 'symlinks', 'skipped', skip_kind='environment', reason='no ln', level='extended'),
+        _outcome(
+            'root_bypasses',
+            'files',
+            'skipped',
+            skip_kind='runner',
+            reason='root bypasses permissions',
+            level='extended',
+        ),
+        _outcome('known_bug', 'files', 'xfailed', reason='writes append', level='extended'),
+        _outcome('broken', 'files', 'failed', excerpt='observed: read back 0 bytes'),
+        _outcome('broken_too', 'commands', 'failed', excerpt='observed: exit code 0'),
+    ]
+    rules = summarize(results)
+    suite = SuiteReport(
+        subject='test_x.py::TestSample',
+        backend_class='sample.Backend',
+        anyio_backends=['asyncio'],
+        declared_limits=[Waiver(rule_id='limited', reason='the SDK waits for pipe EOF')],
+        results=results,
+        rules=rules,
+        verdict=verdict_of(rules),
+    )
+    return Report(
+        toolkit_version='0',
+        pydantic_ai_version='0',
+        python='3',
+        platform='linux',
+        hypothesis_profile='ci',
+        started='t0',
+        finished='t1',
+        complete=True,
+        suites=[suite],
+        verdict=suite.verdict,
+    )
+
+
+def _dom(page: Path, fragment: str) -> str:
+    assert CHROMIUM is not None
+    result = subprocess.run(
+        [CHROMIUM, *FLAGS, '--dump-dom', f'file://{page}{fragment}'], capture_output=True, text=True, timeout=120
+    )
+    assert '</html>' in result.stdout, result.stderr[-2000:]
+    return result.stdout
+
+
+def _rows(dom: str) -> dict[str, bool]:
+    """Each rule row's status and whether it is shown."""
+    rows = re.findall(r'<tr class="rule [^"]*"([^>]*)>', dom)
+    return {
+        re.search(r'data-status="([^"]+)"', attributes).group(1) + str(index): 'hidden' not in attributes  # type: ignore[union-attr]
+        for index, attributes in enumerate(rows)
+    }
+
+
+def test_a_person_sees_the_verdict_counts_and_filters(tmp_path: Path) -> None:
+    page = tmp_path / 'report.html'
+    page.write_text(render_html(sample_report()))
+    everything = _dom(page, '')
+    assert re.search(r'id="verdict"[^>]*>not certified<', everything)
+    counts = re.sub(r'<[^>]+>', ' ', re.search(r'id="counts">(.*?)</p>', everything).group(1))  # type: ignore[union-attr]
+    assert ' '.join(counts.split()) == '2 passed 2 failed 5 gap 1 not-applicable 0 missing'
+    assert all(_rows(everything).values())  # unfiltered: every row is shown
+    failed_only = _rows(_dom(page, '#status=failed'))
+    shown = sorted(key.rstrip('0123456789') for key, visible in failed_only.items() if visible)
+    assert shown == ['failed', 'failed']
+    assert not any(visible for key, visible in failed_only.items() if key.startswith('passed'))
+    core_gaps = _rows(_dom(page, '#status=gap&level=extended'))
+    assert sum(core_gaps.values()) == 5
+
+
+def test_a_screenshot_renders(tmp_path: Path) -> None:
+    assert CHROMIUM is not None
+    page = tmp_path / 'report.html'
+    page.write_text(render_html(sample_report()))
+    shot = tmp_path / 'report.png'
+    subprocess.run(
+        [CHROMIUM, *FLAGS, f'--screenshot={shot}', '--window-size=1200,800', f'file://{page}'],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert shot.stat().st_size > 10_000
