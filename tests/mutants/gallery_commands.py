@@ -1,3 +1,847 @@
-"""Mutants for the rules added in 0.2.0 (gallery_commands)."""
+"""Mutants for the rules added in 0.2.0 (gallery_commands).
+
+Each one is `LocalWorkspaceBackend`, or `HandRolled` (a plain subprocess runner), with one clause of
+`SupportsCommands.run` broken the way real backends break it. The mutants that kill processes kill only
+processes their own command started, found by a tag in their environment.
+"""
 
 from __future__ import annotations
+
+import dataclasses
+import errno
+import math
+import os
+import shlex
+import signal
+import subprocess
+import uuid
+from collections.abc import Mapping
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+from pydantic_ai.workspaces import (
+    CommandResult,
+    LocalWorkspaceBackend,
+    WorkspaceCommand,
+    WorkspaceOutputLimitError,
+    WorkspaceTimeoutError,
+)
+from pydantic_ai.workspaces.protocol import validate_timeout
+
+from .gallery import _blocking, _check_form, _command_env, _shared
+from .registry import mutant
+
+# --- a plain subprocess runner, one step of which each mutant below changes -----------------------------------
+
+
+async def _drain(stream: anyio.abc.ByteReceiveStream | None, into: bytearray) -> None:
+    assert stream is not None
+    async for chunk in stream:
+        into.extend(chunk)
+
+
+class HandRolled(LocalWorkspaceBackend):
+    """`run` as a plain subprocess: new session, both pipes drained, the group killed on timeout or cancellation."""
+
+    def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        return _command_env(env)
+
+    def _exit_code(self, returncode: int) -> int:
+        return 128 - returncode if returncode < 0 else returncode
+
+    async def _stop(self, process: anyio.abc.Process) -> None:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    async def _collect(self, process: anyio.abc.Process, stdout: bytearray, stderr: bytearray) -> int:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_drain, process.stdout, stdout)
+            group.start_soon(_drain, process.stderr, stderr)
+            returncode = await process.wait()
+        return returncode
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        validate_timeout(timeout)
+        _check_form(command, shell)
+        argv = ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
+        process = await anyio.open_process(
+            argv,
+            cwd=await self.working_dir(),
+            env=self._environment(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        stdout, stderr = bytearray(), bytearray()
+        try:
+            with anyio.fail_after(timeout):
+                returncode = await self._collect(process, stdout, stderr)
+        except BaseException as error:
+            with anyio.CancelScope(shield=True):
+                await self._stop(process)
+                await process.aclose()
+            if isinstance(error, TimeoutError) and timeout is not None:
+                raise WorkspaceTimeoutError(
+                    f'command timed out after {timeout:g}s',
+                    stdout=stdout.decode(errors='replace'),
+                    stderr=stderr.decode(errors='replace'),
+                ) from error
+            raise
+        await process.aclose()
+        return CommandResult(
+            exit_code=self._exit_code(returncode),
+            stdout=stdout.decode(errors='replace'),
+            stderr=stderr.decode(errors='replace'),
+        )
+
+
+# --- environment ------------------------------------------------------------------------------------------------
+
+
+class ReplacesTheEnvironment(HandRolled):
+    def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        return dict(env) if env else _command_env(None)
+
+
+mutant(
+    name='env_replaces_the_environment',
+    kills=['env_layers_over_the_backend_environment'],
+    bug="env= is passed as the process's whole environment (Popen(env=env)), dropping PATH and the backend's own.",
+    backend=_shared(ReplacesTheEnvironment),
+)
+
+
+class BackendEnvironmentWins(HandRolled):
+    def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        return dict(env or {}) | _command_env(None)
+
+
+mutant(
+    name='backend_environment_wins',
+    kills=['env_overrides_the_backend_variable_of_the_same_name'],
+    bug="The backend's own variables are merged over env= ({**env, **own}), so the caller cannot override one.",
+    backend=_shared(BackendEnvironmentWins),
+)
+
+
+class StickyEnvironment(LocalWorkspaceBackend):
+    def __init__(self, working_dir: str | Path) -> None:
+        super().__init__(working_dir)
+        self._sticky: dict[str, str] = {}
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        self._sticky.update(env or {})
+        return await super().run(command, shell=shell, env=self._sticky, timeout=timeout)
+
+
+mutant(
+    name='env_sticks_to_the_backend',
+    kills=['env_does_not_leak_into_later_commands'],
+    bug="run() does self.env.update(env), so one call's variables stay set for every later command.",
+    backend=_shared(StickyEnvironment),
+)
+
+
+class EnvThroughAnEnvFile(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        # What a line-based KEY=VALUE env file carries: one line per variable, and no empty values.
+        if env is not None:
+            env = {name: value.split('\n')[0] for name, value in env.items() if value}
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='env_through_an_env_file',
+    kills=['env_values_arrive_byte_exact'],
+    bug='env= travels as a line-based env file (like `docker --env-file`): values lose all but their first line.',
+    backend=_shared(EnvThroughAnEnvFile),
+)
+
+
+# --- exit codes -------------------------------------------------------------------------------------------------
+
+
+class SignedByteExitCode(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        code = result.exit_code
+        return dataclasses.replace(result, exit_code=code - 256 if code > 127 else code)
+
+
+mutant(
+    name='exit_code_as_a_signed_byte',
+    kills=['exit_codes_0_to_255_round_trip'],
+    bug="The provider's API carries the exit status as a signed byte, so 128 to 255 come back negative.",
+    backend=_shared(SignedByteExitCode),
+)
+
+
+class ReportsTheRawReturnCode(HandRolled):
+    def _exit_code(self, returncode: int) -> int:
+        return returncode
+
+
+mutant(
+    name='signal_death_is_a_negative_code',
+    kills=['death_by_signal_is_exit_code_128_plus_n'],
+    bug="A signal death is reported as Popen's returncode -N instead of the shell's 128 + N.",
+    backend=_shared(ReportsTheRawReturnCode),
+)
+
+
+class RaisesForANonExecutableProgram(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if not isinstance(command, str) and command and os.path.isabs(command[0]):
+            program = command[0]
+            if await _blocking(lambda: os.path.isfile(program) and not os.access(program, os.X_OK)):
+                # What `subprocess.Popen` raises for it when nothing turns it into a result.
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='raises_for_a_non_executable_program',
+    kills=['a_non_executable_program_exits_126'],
+    bug="The spawn's PermissionError for an argv program without execute permission escapes instead of exit 126.",
+    backend=_shared(RaisesForANonExecutableProgram),
+)
+
+
+# --- timeouts ---------------------------------------------------------------------------------------------------
+
+
+class TimeoutDropsOutput(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        try:
+            return await super().run(command, shell=shell, env=env, timeout=timeout)
+        except WorkspaceTimeoutError as error:
+            raise WorkspaceTimeoutError(str(error)) from error
+
+
+mutant(
+    name='timeout_drops_partial_output',
+    kills=['timeout_error_carries_partial_output'],
+    bug='A timeout raises WorkspaceTimeoutError without the output read so far, which the backend throws away.',
+    backend=_shared(TimeoutDropsOutput),
+)
+
+
+class AcceptsAnyTimeout(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        # `if timeout:` style handling: anything that is not a usable positive number means "no timeout".
+        value = float(timeout) if timeout is not None else None
+        if value is not None and not (math.isfinite(value) and value > 0):
+            value = None
+        return await super().run(command, shell=shell, env=env, timeout=value)
+
+
+mutant(
+    name='accepts_any_timeout',
+    kills=['invalid_timeouts_raise_value_error'],
+    bug='A timeout of 0, a negative one, NaN or infinity silently means "no timeout", and a string is converted.',
+    backend=_shared(AcceptsAnyTimeout),
+)
+
+
+class TimeoutInMilliseconds(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        return await super().run(command, shell=shell, env=env, timeout=None if timeout is None else timeout / 1000)
+
+
+mutant(
+    name='timeout_in_milliseconds',
+    kills=['an_unreached_timeout_returns_the_result'],
+    bug='timeout= is handed to a provider field that counts milliseconds, so a 30 s timeout fires after 30 ms.',
+    backend=_shared(TimeoutInMilliseconds),
+)
+
+
+class AbandonsTimedOutCommands(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if timeout is None:
+            return await super().run(command, shell=shell, env=env, timeout=timeout)
+        _check_form(command, shell)
+        # The command runs in a session of its own; a timeout ends only the exec session that waits for it.
+        inner = ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
+        return await super().run(['sh', '-c', 'setsid "$@" & wait $!', 'sh', *inner], env=env, timeout=timeout)
+
+
+mutant(
+    name='timeout_abandons_the_command',
+    kills=['timeout_stops_the_foreground_process', 'timeout_stops_the_process_tree'],
+    bug='On timeout the backend closes only its exec session, and the command it started keeps running.',
+    backend=_shared(AbandonsTimedOutCommands),
+)
+
+
+# --- output -----------------------------------------------------------------------------------------------------
+
+
+class CapTruncatesSilently(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        try:
+            return await super().run(command, shell=shell, env=env, timeout=timeout)
+        except WorkspaceOutputLimitError as error:
+            return CommandResult(exit_code=0, stdout=error.stdout, stderr=error.stderr)
+
+
+mutant(
+    name='output_cap_truncates_silently',
+    kills=['output_past_a_cap_is_complete_or_an_output_limit_error'],
+    bug="Output past the backend's cap is cut to what was kept and returned as a successful result.",
+    backend=_shared(CapTruncatesSilently),
+)
+
+
+class UniversalNewlines(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+
+        def universal(text: str) -> str:
+            return text.replace('\r\n', '\n').replace('\r', '\n')
+
+        return dataclasses.replace(result, stdout=universal(result.stdout), stderr=universal(result.stderr))
+
+
+mutant(
+    name='output_in_universal_newlines_mode',
+    kills=['line_endings_and_tabs_are_preserved'],
+    bug='Output is decoded in text mode with universal newlines, turning CR LF and lone CR into LF.',
+    backend=_shared(UniversalNewlines),
+)
+
+
+class DecodesAsLatin1(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+
+        def latin1(text: str) -> str:
+            return text.encode('utf-8', errors='surrogateescape').decode('latin-1')
+
+        return dataclasses.replace(result, stdout=latin1(result.stdout), stderr=latin1(result.stderr))
+
+
+mutant(
+    name='output_decoded_as_latin1',
+    kills=['non_ascii_output_round_trips'],
+    bug="Output bytes are decoded with the host's latin-1 locale, so UTF-8 text comes back as mojibake.",
+    backend=_shared(DecodesAsLatin1),
+)
+
+
+class StripsOutput(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        return dataclasses.replace(result, stdout=result.stdout.strip(), stderr=result.stderr.strip())
+
+
+mutant(
+    name='output_is_stripped',
+    kills=['output_whitespace_is_not_trimmed'],
+    bug='stdout and stderr are .strip()ped for tidier tool output, losing leading and trailing whitespace.',
+    backend=_shared(StripsOutput),
+)
+
+
+class OutputAsCStrings(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        return dataclasses.replace(result, stdout=result.stdout.split('\x00')[0], stderr=result.stderr.split('\x00')[0])
+
+
+mutant(
+    name='output_as_c_strings',
+    kills=['nul_bytes_in_output_are_kept'],
+    bug='Output passes through a C string in the agent, so it ends at the first NUL byte.',
+    backend=_shared(OutputAsCStrings),
+)
+
+
+class AsciiArgv(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if not isinstance(command, str):
+            command = [item.encode('ascii', errors='replace').decode('ascii') for item in command]
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='argv_through_an_ascii_channel',
+    kills=['non_ascii_argv_items_are_literal'],
+    bug="argv items are encoded as ASCII with replacement for the provider's exec request, so non-ASCII becomes '?'.",
+    backend=_shared(AsciiArgv),
+)
+
+
+class MergesStreamsAtTheSource(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        # A pty has one output channel: whatever the command writes to stderr arrives on stdout, in order.
+        if isinstance(command, str):
+            command = f'exec 2>&1\n{command}'
+        else:
+            command = ['sh', '-c', 'exec "$@" 2>&1', 'sh', *command]
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='streams_merged_on_a_pty',
+    kills=['stdout_and_stderr_stay_apart'],
+    bug='Commands run on a pty, which carries stderr interleaved into stdout and leaves stderr empty.',
+    backend=_shared(MergesStreamsAtTheSource),
+)
+
+
+class StderrOnlyOnFailure(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        return result if result.exit_code else dataclasses.replace(result, stderr='')
+
+
+mutant(
+    name='stderr_only_on_failure',
+    kills=['stderr_alone_is_returned'],
+    bug="stderr is only attached to failed commands (as the provider's error message), so a success drops it.",
+    backend=_shared(StderrOnlyOnFailure),
+)
+
+
+class StopsReadingAtStdoutEof(HandRolled):
+    async def _collect(self, process: anyio.abc.Process, stdout: bytearray, stderr: bytearray) -> int:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_drain, process.stderr, stderr)
+            await _drain(process.stdout, stdout)
+            group.cancel_scope.cancel()  # "the output is complete" once stdout ends
+        return await process.wait()
+
+
+mutant(
+    name='stops_reading_at_stdout_eof',
+    kills=['output_after_stdout_closes_is_kept'],
+    bug='Output collection ends when stdout reaches end of file, dropping stderr the command writes afterwards.',
+    backend=_shared(StopsReadingAtStdoutEof),
+)
+
+
+class SharesOneTranscript(LocalWorkspaceBackend):
+    def __init__(self, working_dir: str | Path) -> None:
+        super().__init__(working_dir)
+        self._transcript: list[str] = []
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        start = len(self._transcript)
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        self._transcript.append(result.stdout)
+        # Everything the shared session printed since this command was sent, whoever printed it.
+        return dataclasses.replace(result, stdout=''.join(self._transcript[start:]))
+
+
+mutant(
+    name='commands_share_one_transcript',
+    kills=['concurrent_commands_keep_their_own_output'],
+    bug="All commands share one session whose output is read from a command's start to its end, others' included.",
+    backend=_shared(SharesOneTranscript),
+)
+
+
+class ReturnsRawBytes(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        raw: Any = (result.stdout.encode(), result.stderr.encode())
+        return dataclasses.replace(result, stdout=raw[0], stderr=raw[1])
+
+
+mutant(
+    name='returns_raw_output_bytes',
+    kills=['result_fields_have_the_declared_types'],
+    bug="stdout and stderr are returned as the provider's raw bytes, never decoded to str.",
+    backend=_shared(ReturnsRawBytes),
+)
+
+
+class ExitCodeAsAFlag(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        flag: Any = result.exit_code != 0
+        return dataclasses.replace(result, exit_code=flag)
+
+
+mutant(
+    name='exit_code_as_a_failure_flag',
+    kills=['result_fields_have_the_declared_types'],
+    bug="exit_code is filled from the provider's boolean `failed` field, so it is True or False.",
+    backend=_shared(ExitCodeAsAFlag),
+)
+
+
+# --- shell strings ----------------------------------------------------------------------------------------------
+
+
+class SplitsShellStrings(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if isinstance(command, str) and shell:
+            command, shell = shlex.split(command), False
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='shell_strings_split_without_a_shell',
+    kills=['shell_strings_are_interpreted_by_a_posix_shell'],
+    bug='A shell string is shlex.split and exec-ed directly, so pipes, `&&`, variables and globs are literal words.',
+    backend=_shared(SplitsShellStrings),
+)
+
+
+class LoginShell(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if isinstance(command, str) and shell:
+            command = f'cd "${{HOME:-/}}" 2>/dev/null || cd /\n{command}'
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='shell_strings_start_at_home',
+    kills=['shell_strings_start_in_the_working_dir'],
+    bug='Shell strings run in a login shell (`bash -lc`), which starts in $HOME instead of the working directory.',
+    backend=_shared(LoginShell),
+)
+
+
+class StrictModeShell(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if isinstance(command, str) and shell:
+            command, shell = ['bash', '-euo', 'pipefail', '-c', command], False
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='shell_strings_in_strict_mode',
+    kills=['shell_strings_run_with_default_shell_options'],
+    bug='Shell strings run as `bash -euo pipefail -c`, so a failing command stops the script and pipelines fail early.',
+    backend=_shared(StrictModeShell),
+)
+
+
+class ResolvesProgramsOnTheHost(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if not isinstance(command, str) and command and '/' in command[0]:
+            # Made absolute against the client's own directory before the command is sent.
+            command = [os.path.abspath(command[0]), *command[1:]]
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='relative_programs_resolved_on_the_host',
+    kills=['a_relative_argv_program_resolves_in_the_working_dir'],
+    bug="A relative argv program is made absolute against the client's directory, not the command's working dir.",
+    backend=_shared(ResolvesProgramsOnTheHost),
+)
+
+
+# --- processes --------------------------------------------------------------------------------------------------
+
+
+class KillsOnlyTheShell(HandRolled):
+    async def _stop(self, process: anyio.abc.Process) -> None:
+        with suppress(ProcessLookupError):
+            process.kill()
+
+
+mutant(
+    name='kills_only_the_direct_process',
+    kills=['timeout_stops_the_process_tree', 'cancellation_stops_the_process_tree'],
+    bug='A timeout or cancellation kills only the process the backend spawned (Popen.kill), not its process group.',
+    backend=_shared(KillsOnlyTheShell),
+)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class WaitsForTheProcessGroup(HandRolled):
+    async def _collect(self, process: anyio.abc.Process, stdout: bytearray, stderr: bytearray) -> int:
+        returncode = await super()._collect(process, stdout, stderr)
+        # "Done" only when nothing of the command's process group is left, background jobs included.
+        while _group_alive(process.pid):
+            await anyio.sleep(0.05)
+        return returncode
+
+
+mutant(
+    name='waits_for_the_whole_process_group',
+    kills=['a_redirected_background_job_does_not_delay_run'],
+    bug="run() returns only once every process in the command's process group has exited, background jobs too.",
+    backend=_shared(WaitsForTheProcessGroup),
+)
+
+
+class ReturnsAtEndOfOutput(LocalWorkspaceBackend):
+    """Reads the output to end of file, then reports `returncode` without waiting for the process."""
+
+    def __init__(self, working_dir: str | Path) -> None:
+        super().__init__(working_dir)
+        self._unreaped: list[subprocess.Popen[bytes]] = []
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        validate_timeout(timeout)
+        _check_form(command, shell)
+        self._unreaped = [process for process in self._unreaped if process.poll() is None]
+        argv = ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
+        cwd = await self.working_dir()
+
+        def run_until_eof() -> tuple[subprocess.Popen[bytes], bytes, bytes]:
+            process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=_command_env(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            assert process.stdout is not None and process.stderr is not None
+            with process.stdout, process.stderr:
+                # Small outputs only: the rule this mutant must fail writes a few bytes.
+                return process, process.stdout.read(), process.stderr.read()
+
+        process, stdout, stderr = await _blocking(run_until_eof)
+        self._unreaped.append(process)  # polled (reaped) by a later call
+        return CommandResult(
+            exit_code=process.poll() or 0,
+            stdout=stdout.decode(errors='replace'),
+            stderr=stderr.decode(errors='replace'),
+        )
+
+
+mutant(
+    name='returns_at_end_of_output',
+    kills=['run_returns_only_after_the_command_exits'],
+    bug='run() returns when the output pipes reach end of file and reads the exit status then, defaulting to 0.',
+    backend=_shared(ReturnsAtEndOfOutput),
+)
+
+
+TAG = 'WORKSPACE_CONFORMANCE_MUTANT_TAG'
+
+
+def _kill_tagged(tag: str) -> None:
+    """SIGKILL every process whose environment carries `tag`: only processes this mutant's command started."""
+    marker = f'{TAG}={tag}'.encode()
+    for entry in Path('/proc').iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environment = (entry / 'environ').read_bytes()
+        except OSError:
+            continue
+        if marker in environment.split(b'\0'):
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+
+
+class KillsEverythingOnReturn(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        tag = uuid.uuid4().hex
+        try:
+            return await super().run(command, shell=shell, env={**(env or {}), TAG: tag}, timeout=timeout)
+        finally:
+            # Like stopping the command's cgroup: every process it started dies, detached or not.
+            with anyio.CancelScope(shield=True):
+                await _blocking(_kill_tagged, tag)
+
+
+mutant(
+    name='kills_detached_processes_on_return',
+    kills=['a_detached_process_outlives_the_command'],
+    bug='When a command returns, the backend stops its whole cgroup, killing processes it detached with setsid.',
+    backend=_shared(KillsEverythingOnReturn),
+)

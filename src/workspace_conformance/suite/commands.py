@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import inspect
+import math
 import posixpath
+import shlex
 import uuid
+from typing import Any
 
-from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceTimeoutError
+import anyio
+from pydantic_ai.workspaces import (
+    CommandResult,
+    Workspace,
+    WorkspaceBackend,
+    WorkspaceOutputLimitError,
+    WorkspaceTimeoutError,
+)
 
+from ._guard import current_run
 from ._rules import rule
 from ._support import commands_of, expect_error, require_switch, scratch, skip, workspace_of
 
@@ -15,6 +26,43 @@ __all__ = ('CommandRules',)
 
 DOUBLING_ROUNDS = 14
 """`printf` of a string doubled this many times: 16 Ki copies, past every pipe buffer."""
+OUTPUT_PAST_CAPS = 12
+"""MiB one command writes to check output caps: past `LocalWorkspaceBackend`'s 10 MiB and common provider caps."""
+EXIT_CODES = (0, 1, 2, 42, 126, 127, 128, 200, 255)
+CONCURRENT_COMMANDS = 6
+ALWAYS_CHANGING = frozenset({'_', 'PWD', 'OLDPWD', 'SHLVL'})
+"""Variables a shell sets per command; never chosen as "a variable the backend already sets"."""
+NO_SHELL = 'the backend runs no real shell to check this with'
+
+
+def _octal(text: str) -> str:
+    """`text` as the octal escapes of its UTF-8 bytes, for a `printf` format that is plain ASCII."""
+    return ''.join(f'\\{byte:03o}' for byte in text.encode())
+
+
+def _variables(listing: str) -> dict[str, str]:
+    """The output of `env` as name -> value (the first line of a value that spans lines)."""
+    found: dict[str, str] = {}
+    for line in listing.splitlines():
+        name, equals, value = line.partition('=')
+        if equals and name.replace('_', 'a').isalnum() and not name[0].isdigit():
+            found.setdefault(name, value)
+    return found
+
+
+async def _backend_variable(backend: WorkspaceBackend) -> tuple[str, str]:
+    """A variable the backend sets for every command (PATH when it has one) and its value, read with `env`."""
+    listing = await commands_of(backend).run(['env'])
+    assert listing.exit_code == 0, f'`env` without env= exited {listing.exit_code}: {listing.stderr[:200]!r}'
+    variables = _variables(listing.stdout)
+    for name in ('PATH', 'HOME', *sorted(set(variables) - ALWAYS_CHANGING)):
+        if name in variables:
+            return name, variables[name]
+    skip('environment', 'commands run with an empty environment, so there is no variable of the backend to observe')
+
+
+def _describe(result: CommandResult) -> str:
+    return f'exit {result.exit_code}, stdout {result.stdout[:200]!r}, stderr {result.stderr[:200]!r}'
 
 
 class CommandRules:
@@ -126,3 +174,352 @@ class CommandRules:
             ['sh', '-c', 'printf "%s" "$WORKSPACE_CONFORMANCE_PROBE"'], env={'WORKSPACE_CONFORMANCE_PROBE': value}
         )
         assert result.stdout == value, f'the variable read back as {result.stdout!r}, expected {value!r}'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_env_layers_over_the_backend_environment(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """Variables passed in `env=` are layered over the backend's own environment, which stays set."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        name, value = await _backend_variable(backend)
+        result = await commands_of(backend).run(['env'], env={'WORKSPACE_CONFORMANCE_LAYER': 'layered'})
+        variables = _variables(result.stdout)
+        assert variables.get('WORKSPACE_CONFORMANCE_LAYER') == 'layered', (
+            f'the variable passed in env= read back as {variables.get("WORKSPACE_CONFORMANCE_LAYER")!r}'
+        )
+        assert variables.get(name) == value, (
+            f'the backend sets {name}={value!r} for every command, but with env= holding another variable '
+            f'{name} was {variables.get(name)!r}: env= replaced the environment instead of layering over it'
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_env_overrides_the_backend_variable_of_the_same_name(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """A variable passed in `env=` wins over the backend's own variable of the same name."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        name, value = await _backend_variable(backend)
+        # PATH keeps its own directories first, so the command still finds its tools.
+        wanted = f'{value}:/workspace-conformance-nowhere' if name == 'PATH' else f'{value}-overridden'
+        result = await commands_of(backend).run(['env'], env={name: wanted})
+        seen = _variables(result.stdout).get(name)
+        assert seen == wanted, f'env={{{name!r}: {wanted!r}}} left {name} as {seen!r} (the backend had {value!r})'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_env_does_not_leak_into_later_commands(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """Variables passed in `env=` are set for that command only, not for the commands run after it."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        commands = commands_of(backend)
+        probe = ['sh', '-c', 'printf "%s" "${WORKSPACE_CONFORMANCE_ONCE-unset}"']
+        first = await commands.run(probe, env={'WORKSPACE_CONFORMANCE_ONCE': 'first call only'})
+        assert first.stdout == 'first call only', f'the variable read back as {first.stdout!r} in its own command'
+        later = await commands.run(probe)
+        assert later.stdout == 'unset', f'a later command without env= still saw the variable as {later.stdout!r}'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_env_values_arrive_byte_exact(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+        """Each `env=` value reaches the command exactly: spaces, quotes, newlines, `$`, `=`, non-ASCII and empty."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        values = {
+            'WORKSPACE_CONFORMANCE_SPACES': '  two  spaces  ',
+            'WORKSPACE_CONFORMANCE_QUOTES': 'it\'s "quoted" \\ back',
+            'WORKSPACE_CONFORMANCE_LINES': 'line one\nline two\n',
+            'WORKSPACE_CONFORMANCE_DOLLAR': '$HOME `id` $(id) ${PATH}',
+            'WORKSPACE_CONFORMANCE_EQUALS': 'key=value=more',
+            'WORKSPACE_CONFORMANCE_UNICODE': 'héllo ✓ 🎉',
+            'WORKSPACE_CONFORMANCE_EMPTY': '',
+        }
+        script = 'printf "<%s>"' + ''.join(f' "${{{name}-UNSET}}"' for name in values)
+        result = await commands_of(backend).run(['sh', '-c', script], env=values)
+        expected = ''.join(f'<{value}>' for value in values.values())
+        assert (result.exit_code, result.stdout) == (0, expected), (
+            f'the values {list(values.values())!r} arrived as {result.stdout!r} (exit {result.exit_code})'
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_exit_codes_0_to_255_round_trip(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+        """The exit code in the result is the command's own, across the whole range 0 to 255."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        commands = commands_of(backend)
+        wrong = {}
+        for code in EXIT_CODES:
+            result = await commands.run(['sh', '-c', 'exit "$1"', 'sh', str(code)])
+            if result.exit_code != code:
+                wrong[code] = result.exit_code
+        assert not wrong, f'exit codes came back changed (sent: received): {wrong}'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_death_by_signal_is_exit_code_128_plus_n(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """A command killed by a signal in a live environment returns exit code 128 plus the signal number."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        commands = commands_of(backend)
+        for name, number in (('TERM', 15), ('KILL', 9)):
+            result = await commands.run(['sh', '-c', f'printf before-{name}; kill -{name} $$; printf survived'])
+            assert (result.exit_code, result.stdout) == (128 + number, f'before-{name}'), (
+                f'a shell killing itself with SIG{name} gave {_describe(result)}, expected exit {128 + number}'
+            )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_a_non_executable_program_exits_126(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """An argv program that exists but is not executable is a result with exit code 126, as in `sh`."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        commands = commands_of(backend)
+        async with scratch(workspace_of(backend)) as root:
+            program = posixpath.join(root, 'not-executable')
+            made = await commands.run(
+                ['sh', '-c', 'printf "#!/bin/sh\\nexit 0\\n" > "$1" && chmod 644 "$1"', 'sh', program]
+            )
+            assert made.exit_code == 0, f'could not create the program file: {_describe(made)}'
+            result = await commands.run([program])
+            assert result.exit_code == 126, f'running a file without execute permission gave {_describe(result)}'
+
+    @rule(area='commands', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_timeout_error_carries_partial_output(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """The `WorkspaceTimeoutError` of a timed-out command holds the stdout and stderr written before the timeout."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        script = 'printf out-before-timeout; printf err-before-timeout >&2; exec sleep 60'
+        try:
+            await commands_of(backend).run(['sh', '-c', script], timeout=current_run().seconds(2))
+        except WorkspaceTimeoutError as error:
+            caught = error
+        else:
+            raise AssertionError('a 60 s sleep with a 2 s timeout returned normally instead of raising')
+        assert 'out-before-timeout' in caught.stdout and 'err-before-timeout' in caught.stderr, (
+            f'the timeout error held stdout {caught.stdout!r} and stderr {caught.stderr!r}'
+        )
+
+    @rule(area='commands', requires=['commands'], since='0.2.0')
+    async def test_invalid_timeouts_raise_value_error(self, backend: WorkspaceBackend) -> None:
+        """A timeout that is 0, negative, NaN or infinite raises `ValueError`; a non-number raises it or `TypeError`."""
+        commands = commands_of(backend)
+        for value in (0, 0.0, -1, -0.5, math.nan, math.inf, -math.inf):
+            with expect_error(ValueError, f"run(['sh', '-c', 'exit 0'], timeout={value!r})"):
+                await commands.run(['sh', '-c', 'exit 0'], timeout=value)
+        text: Any = '1'
+        with expect_error((ValueError, TypeError), "run(['sh', '-c', 'exit 0'], timeout='1')"):
+            await commands.run(['sh', '-c', 'exit 0'], timeout=text)
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_an_unreached_timeout_returns_the_result(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """A command that finishes before its `timeout` returns its normal result."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        result = await commands_of(backend).run(
+            ['sh', '-c', 'sleep 1; printf finished; exit 3'], timeout=current_run().seconds(30)
+        )
+        assert (result.exit_code, result.stdout) == (3, 'finished'), (
+            f'a 1 s command with a 30 s timeout gave {_describe(result)}'
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_output_past_a_cap_is_complete_or_an_output_limit_error(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """Output past any cap is returned complete or raises `WorkspaceOutputLimitError`, never cut short."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        size = OUTPUT_PAST_CAPS * 1024 * 1024
+        script = f'dd if=/dev/zero bs=1048576 count={OUTPUT_PAST_CAPS} 2>/dev/null | tr "\\000" a'
+        limited: WorkspaceOutputLimitError | None = None
+        try:
+            result = await commands_of(backend).run(['sh', '-c', script])
+        except WorkspaceOutputLimitError as error:
+            limited = error
+        if limited is not None:
+            assert set(limited.stdout) <= {'a'}, f'the output limit error held stdout {limited.stdout[:100]!r}'
+            return
+        assert result.exit_code == 0, f'the writer exited {result.exit_code}: {result.stderr[:200]!r}'
+        assert len(result.stdout) == size and set(result.stdout) == {'a'}, (
+            f'{OUTPUT_PAST_CAPS} MiB of output came back as a success holding {len(result.stdout)} characters'
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_line_endings_and_tabs_are_preserved(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """CR LF pairs, lone CRs and tabs in stdout and stderr come back exactly as written."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        result = await commands_of(backend).run(
+            ['sh', '-c', "printf 'one\\r\\ntwo\\rthree\\tfour\\r\\n'; printf 'err\\rline\\r\\n\\t' >&2"]
+        )
+        observed = (result.stdout, result.stderr)
+        assert observed == ('one\r\ntwo\rthree\tfour\r\n', 'err\rline\r\n\t'), (
+            f'(stdout, stderr) came back as {observed!r}'
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_non_ascii_output_round_trips(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+        """UTF-8 output, 4-byte characters included, comes back as the same text on stdout and stderr."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        out, err = 'é ✓ 🎉 日本', 'ü 🦀 ∑'
+        result = await commands_of(backend).run(['sh', '-c', f"printf '{_octal(out)}'; printf '{_octal(err)}' >&2"])
+        observed = (result.stdout, result.stderr)
+        assert observed == (out, err), f'the UTF-8 bytes of {(out, err)!r} came back as {observed!r}'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_output_whitespace_is_not_trimmed(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """Leading and trailing whitespace of the output is kept, and output without a final newline gets none."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        result = await commands_of(backend).run(
+            ['sh', '-c', "printf '\\n  indented  \\n\\n'; printf '  no final newline' >&2"]
+        )
+        observed = (result.stdout, result.stderr)
+        assert observed == ('\n  indented  \n\n', '  no final newline'), f'(stdout, stderr) came back as {observed!r}'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_nul_bytes_in_output_are_kept(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+        """A NUL byte in the output is valid UTF-8 and comes back as U+0000, with everything after it."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        result = await commands_of(backend).run(['sh', '-c', "printf 'a\\000b\\000'; printf 'c\\000d' >&2"])
+        observed = (result.stdout, result.stderr)
+        assert observed == ('a\x00b\x00', 'c\x00d'), f'(stdout, stderr) came back as {observed!r}'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_non_ascii_argv_items_are_literal(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """Non-ASCII argv items, 4-byte characters included, reach the program unchanged."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        items = ['héllo wörld', '✓ done', '🎉', '日本語', 'e\u0301 combining']
+        result = await commands_of(backend).run(['sh', '-c', 'for a do printf "<%s>" "$a"; done', 'sh', *items])
+        expected = ''.join(f'<{item}>' for item in items)
+        assert (result.exit_code, result.stdout) == (0, expected), (
+            f'arguments {items!r} arrived as {result.stdout!r} (exit {result.exit_code})'
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_stdout_and_stderr_stay_apart(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+        """Interleaved writes to stdout and stderr come back on their own streams, neither swapped nor merged."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        script = 'i=1; while [ "$i" -le 50 ]; do printf "out%s\\n" "$i"; printf "err%s\\n" "$i" >&2; i=$((i + 1)); done'
+        result = await commands_of(backend).run(['sh', '-c', script])
+        expected = tuple(''.join(f'{stream}{i}\n' for i in range(1, 51)) for stream in ('out', 'err'))
+        assert (result.stdout, result.stderr) == expected, (
+            f'stdout began {result.stdout[:40]!r} and stderr began {result.stderr[:40]!r} '
+            f'({len(result.stdout)} and {len(result.stderr)} characters, expected {len(expected[0])} each)'
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_stderr_alone_is_returned(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+        """A successful command that writes only to stderr returns that stderr and an empty stdout."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        result = await commands_of(backend).run(['sh', '-c', 'printf only-on-stderr >&2'])
+        observed = (result.exit_code, result.stdout, result.stderr)
+        assert observed == (0, '', 'only-on-stderr'), f'got (exit_code, stdout, stderr) = {observed!r}'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_output_after_stdout_closes_is_kept(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """Output written to stderr after the command closed its stdout is returned, with the real exit code."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        script = 'printf before-close; exec >&-; sleep 1; printf after-close >&2; exit 3'
+        result = await commands_of(backend).run(['sh', '-c', script])
+        observed = (result.exit_code, result.stdout, result.stderr)
+        assert observed == (3, 'before-close', 'after-close'), f'got (exit_code, stdout, stderr) = {observed!r}'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_concurrent_commands_keep_their_own_output(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """Commands running at the same time on one backend each get only their own output."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        commands = commands_of(backend)
+        lines = 'i=0; while [ "$i" -lt 200 ]; do printf "%s\\n" "$1"; i=$((i + 1)); done'
+        script = f'{lines}; sleep 1; {lines}'
+        results: dict[str, CommandResult] = {}
+
+        async def run_one(marker: str) -> None:
+            results[marker] = await commands.run(['sh', '-c', script, 'sh', marker])
+
+        async with anyio.create_task_group() as group:
+            for index in range(CONCURRENT_COMMANDS):
+                group.start_soon(run_one, f'marker-{index}-{uuid.uuid4().hex[:6]}')
+        for marker, result in results.items():
+            strangers = sorted({line for line in result.stdout.splitlines() if line != marker})
+            assert not strangers and result.stdout == f'{marker}\n' * 400, (
+                f'the command printing {marker!r} 400 times got {len(result.stdout.splitlines())} lines, '
+                f'including {strangers[:3]!r}'
+            )
+
+    @rule(area='commands', requires=['commands'], since='0.2.0')
+    async def test_result_fields_have_the_declared_types(self, backend: WorkspaceBackend) -> None:
+        """A `CommandResult` carries `exit_code` as an `int` (not a `bool`) and `stdout` and `stderr` as `str`."""
+        commands = commands_of(backend)
+        for command in (['sh', '-c', 'exit 0'], ['sh', '-c', 'printf x; printf y >&2; exit 1']):
+            result = await commands.run(command)
+            types = tuple(type(value).__name__ for value in (result.exit_code, result.stdout, result.stderr))
+            assert types == ('int', 'str', 'str'), f'{command!r} gave (exit_code, stdout, stderr) of types {types}'
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_shell_strings_are_interpreted_by_a_posix_shell(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """A shell string is interpreted by a POSIX shell: pipes, `&&`, `||`, variables, `$(...)` and globs."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        async with scratch(workspace_of(backend)) as root:
+            script = (
+                f'cd {shlex.quote(root)} && : > b.txt && : > a.txt && : > c.log || exit 9\n'
+                'n=0; for f in *.txt; do n=$((n + 1)); printf "%s;" "$f"; done\n'
+                'upper=$(printf "%s" abc | tr a-z A-Z)\n'
+                'printf "%s|%s" "$n" "$upper"; false || printf "|or"; true && printf "|and"'
+            )
+            result = await commands_of(backend).run(script, shell=True)
+        assert (result.exit_code, result.stdout) == (0, 'a.txt;b.txt;2|ABC|or|and'), (
+            f'the shell string gave {_describe(result)}'
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_shell_strings_start_in_the_working_dir(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """A shell string starts in `working_dir()`, like an argv command."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        result = await commands_of(backend).run('pwd -P', shell=True)
+        expected = f'{await backend.working_dir()}\n'
+        assert result.stdout == expected, f'`pwd -P` as a shell string printed {result.stdout!r}, not {expected!r}'
+
+    @rule(area='commands', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_shell_strings_run_with_default_shell_options(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """A shell string runs with the shell's default options: no `errexit`, `nounset` or `pipefail` is imposed."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        script = (
+            'false | true; status=$?; false\n'
+            'printf "%s:[%s]" "$status" "$WORKSPACE_CONFORMANCE_NEVER_SET"\n'
+            'true | (exit 3)'
+        )
+        result = await commands_of(backend).run(script, shell=True)
+        assert (result.exit_code, result.stdout) == (3, '0:[]'), (
+            f'a script relying on default options gave {_describe(result)}, expected exit 3 and stdout "0:[]"'
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_a_relative_argv_program_resolves_in_the_working_dir(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """An argv program given as a relative path (`./dir/tool`) is found from `working_dir()`."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
+        commands = commands_of(backend)
+        async with scratch(workspace_of(backend)) as root:
+            program = posixpath.join(root, 'run-me')
+            made = await commands.run(
+                ['sh', '-c', 'printf "#!/bin/sh\\nprintf ran-relative\\n" > "$1" && chmod 755 "$1"', 'sh', program]
+            )
+            assert made.exit_code == 0, f'could not create the program file: {_describe(made)}'
+            relative = './' + posixpath.relpath(program, await backend.working_dir())
+            result = await commands.run([relative])
+        assert (result.exit_code, result.stdout) == (0, 'ran-relative'), (
+            f'running {relative!r} gave {_describe(result)}'
+        )

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import posixpath
+import shlex
 from collections.abc import Callable
 
 import anyio
-from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
+from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WorkspaceRef, WorkspaceTimeoutError
 
 from ._guard import current_run, wait_until
 from ._rules import rule
-from ._support import commands_of, pydantic_ai_at_least, require_switch, scratch, skip, workspace_of
+from ._support import commands_of, expect_error, pydantic_ai_at_least, require_switch, scratch, skip, workspace_of
 
 __all__ = ('WAIT_FOR_RELEASE', 'ProcessRules')
 
@@ -21,6 +22,43 @@ WAIT_FOR_RELEASE = (
     '[ -f "$1" ] && printf finished > "$2"'
 )
 """Shell that waits until the file `$1` exists, then writes the file `$2`."""
+
+
+STOPPED = (
+    # $1: a pid. A zombie counts as stopped: an init that does not reap orphans keeps them, yet they run nothing.
+    'kill -0 "$1" 2>/dev/null || exit 0; '
+    'if [ -r "/proc/$1/stat" ]; then s=$(cat "/proc/$1/stat" 2>/dev/null) || exit 0; s=${s##*) }; '
+    'else s=$(ps -o stat= -p "$1" 2>/dev/null) || exit 0; fi; '
+    'case $s in Z*|X*) exit 0;; esac; exit 1'
+)
+"""Shell that exits 0 when no live process has the pid `$1`, and 1 while one runs."""
+WRITE_PID_THEN_SLEEP = 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; exec sleep 60'
+"""Shell that writes its pid to the file `$1` (atomically), then becomes a 60 s `sleep` under that pid."""
+NO_PROCESSES = 'the backend runs no real processes'
+
+
+async def _pid_from(workspace: Workspace, pid_file: str, what: str) -> str:
+    """The pid a command wrote to `pid_file`; fails saying `what` never wrote it."""
+    if not await workspace.exists(pid_file):
+        raise AssertionError(f'{what} never wrote its pid')
+    pid = (await workspace.read_bytes(pid_file)).decode().strip()
+    assert pid.isdigit(), f'{what} wrote {pid!r} as its pid'
+    return pid
+
+
+async def _stopped(commands: SupportsCommands, pid: str) -> bool:
+    return (await commands.run(['sh', '-c', STOPPED, 'sh', pid])).exit_code == 0
+
+
+async def _kill(commands: SupportsCommands, pid: str | None) -> None:
+    """SIGKILL a process the rule started if it still runs, bounded and shielded, whatever the verdict."""
+    if pid is None:
+        return
+    with anyio.move_on_after(current_run().seconds(10), shield=True):
+        try:
+            await commands.run(['sh', '-c', f'( {STOPPED} ) || kill -9 "$1" 2>/dev/null; true', 'sh', pid])
+        except Exception:  # the rule's own failure is the one to report
+            return
 
 
 async def _release(workspace: Workspace, release: str, finished: str | None) -> None:
@@ -133,6 +171,167 @@ class ProcessRules:
                     lambda: attached.exists(finished),
                     30,
                     'the detached process did not answer through the attached backend: it was stopped',
+                )
+            finally:
+                await _release(workspace, release, None)
+
+    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_timeout_stops_the_foreground_process(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """A command that reaches its `timeout` is stopped, not left running after `WorkspaceTimeoutError`."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            pid_file = posixpath.join(root, 'pid')
+            pid = None
+            try:
+                with expect_error(WorkspaceTimeoutError, 'a 60 s sleep with a 2 s timeout'):
+                    await commands.run(
+                        ['sh', '-c', WRITE_PID_THEN_SLEEP, 'sh', pid_file], timeout=current_run().seconds(2)
+                    )
+                pid = await _pid_from(workspace, pid_file, 'the timed-out command')
+                await wait_until(
+                    lambda: _stopped(commands, pid), 15, f'the timed-out command (pid {pid}) was still running'
+                )
+            finally:
+                await _kill(commands, pid)
+
+    @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_timeout_stops_the_process_tree(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+        """A timed-out shell string has its foreground process tree stopped, the shell's child process too."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            pid_file = posixpath.join(root, 'child-pid')
+            pid = None
+            try:
+                with expect_error(WorkspaceTimeoutError, 'a shell string running a 60 s child with a 2 s timeout'):
+                    await commands.run(
+                        f'sh -c {shlex.quote(WRITE_PID_THEN_SLEEP)} sh {shlex.quote(pid_file)}; printf not-reached',
+                        shell=True,
+                        timeout=current_run().seconds(2),
+                    )
+                pid = await _pid_from(workspace, pid_file, "the shell string's child")
+                await wait_until(
+                    lambda: _stopped(commands, pid), 15, f"the timed-out shell's child (pid {pid}) was still running"
+                )
+            finally:
+                await _kill(commands, pid)
+
+    @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_cancellation_stops_the_process_tree(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """Cancelling the caller of a shell string stops its foreground process tree, the shell's child process too."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            pid_file = posixpath.join(root, 'child-pid')
+            pid = None
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(
+                        lambda: commands.run(
+                            f'sh -c {shlex.quote(WRITE_PID_THEN_SLEEP)} sh {shlex.quote(pid_file)}; printf not-reached',
+                            shell=True,
+                        )
+                    )
+                    await wait_until(lambda: workspace.exists(pid_file), 30, "the shell string's child never started")
+                    group.cancel_scope.cancel()
+                pid = await _pid_from(workspace, pid_file, "the shell string's child")
+                await wait_until(
+                    lambda: _stopped(commands, pid), 15, f"the cancelled shell's child (pid {pid}) was still running"
+                )
+            finally:
+                await _kill(commands, pid)
+
+    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_a_redirected_background_job_does_not_delay_run(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """`run` returns as soon as the command exits when a background job it started has its output redirected."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            release, finished = posixpath.join(root, 'release'), posixpath.join(root, 'finished')
+            try:
+                bound = current_run().seconds(10)
+                with anyio.move_on_after(bound) as waited:
+                    result = await commands.run(
+                        [
+                            'sh',
+                            '-c',
+                            f'( {WAIT_FOR_RELEASE} ) >/dev/null 2>&1 & printf started',
+                            'sh',
+                            release,
+                            finished,
+                        ]
+                    )
+                assert not waited.cancelled_caught, (
+                    f'run() had not returned {bound:g} s after the command exited: it waits for a background job '
+                    'that holds none of its output'
+                )
+                assert (result.exit_code, result.stdout) == (0, 'started'), (
+                    f'got exit {result.exit_code}, stdout {result.stdout!r}'
+                )
+                assert not await workspace.exists(finished), 'the background job was not running in the background'
+            finally:
+                await _release(workspace, release, finished)
+
+    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
+    async def test_run_returns_only_after_the_command_exits(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """`run` returns after the command exits, not when its output closes, so a child it waited for is gone."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            pid_file = posixpath.join(root, 'child-pid')
+            script = 'sleep 1 >/dev/null 2>&1 & echo $! > "$1"; exec >/dev/null 2>&1; wait; exit 5'
+            pid = None
+            try:
+                result = await commands.run(['sh', '-c', script, 'sh', pid_file])
+                pid = await _pid_from(workspace, pid_file, 'the child of the command')
+                assert result.exit_code == 5, (
+                    f'the command exits 5 once its child is done, but run() reported exit {result.exit_code}'
+                )
+                assert await _stopped(commands, pid), (
+                    f'run() returned while the child the command waits for (pid {pid}) was still running'
+                )
+            finally:
+                await _kill(commands, pid)
+
+    @rule(area='processes', level='extended', requires=['commands', 'posix_shell', 'setsid'], since='0.2.0')
+    async def test_a_detached_process_outlives_the_command(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """A process the command detached into its own session keeps running after the command returns."""
+        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            release, finished, started = (posixpath.join(root, name) for name in ('release', 'finished', 'started'))
+            launcher = (
+                'command -v setsid >/dev/null 2>&1 || exit 127; '
+                f'setsid sh -c \': > "$3"; {WAIT_FOR_RELEASE}\' sh "$@" </dev/null >/dev/null 2>&1 & '
+                'n=0; until [ -f "$3" ]; do n=$((n + 1)); [ "$n" -le 300 ] || exit 1; sleep 0.1; done'
+            )
+            try:
+                result = await commands.run(['sh', '-c', launcher, 'sh', release, finished, started])
+                if result.exit_code == 127:
+                    skip('environment', 'no `setsid` in the environment')
+                assert result.exit_code == 0, f'the detached process never started (launcher exited {result.exit_code})'
+                await workspace.write_bytes(release, b'go')
+                await wait_until(
+                    lambda: workspace.exists(finished),
+                    30,
+                    'the detached process never finished its work after the command returned: it was stopped',
                 )
             finally:
                 await _release(workspace, release, None)
