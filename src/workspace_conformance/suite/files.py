@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import posixpath
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import anyio
-from pydantic_ai.workspaces import SupportsCommands, WorkspaceBackend
+from pydantic_ai.workspaces import FileEntry, SupportsCommands, Workspace, WorkspaceBackend
 
 from ._guard import current_run
 from ._rules import rule
@@ -16,6 +16,48 @@ from ._support import commands_of, expect_error, require_switch, run_tool, scrat
 __all__ = ('FileRules',)
 
 LARGE_FILE_BYTES = 8 * 1024 * 1024
+LARGE_LISTING_ENTRIES = 2000
+DEEP_LEVELS = 40
+SHELL_METACHARACTER_NAMES = (
+    'with space',
+    ' leading and trailing space ',
+    '-leading-dash',
+    "it's",
+    '"double"',
+    '$HOME',
+    '$(echo x)',
+    '`tick`',
+    'star*',
+    'question?',
+    '[ab]',
+    'back\\slash',
+    'semi;colon',
+    'amp&pipe|',
+    '<redirect>',
+    '#hash',
+    '~tilde',
+    '!bang',
+    '{brace,list}',
+)
+CONTROL_CHARACTER_NAMES = (
+    'tab\there',
+    'new\nline',
+    'trailing-newline\n',
+    '\nleading-newline',
+    'carriage\rreturn',
+    'vertical\x0btab',
+    'form\x0cfeed',
+    'escape\x1b[0m',
+    'bell\x07',
+)
+UNICODE_NAMES = (
+    'caf\u00e9',  # NFC: one code point for the accented letter
+    'cafe\u0301',  # NFD: `e` then a combining acute accent; a different name on POSIX
+    'Stra\u00dfe',
+    '\u65e5\u672c\u8a9e',
+    '\u05e2\u05d1\u05e8\u05d9\u05ea',
+    '\U0001f642',
+)
 
 
 class FileRules:
@@ -299,6 +341,327 @@ class FileRules:
             assert await workspace.exists(working_dir), f'remove({ancestor!r}) deleted the working directory'
             child = ancestor
 
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_empty_file_round_trip(self, backend: WorkspaceBackend) -> None:
+        """Writing zero bytes leaves an empty file: a new file and an emptied one both read back as `b''`."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            new, emptied = posixpath.join(root, 'new-empty'), posixpath.join(root, 'emptied')
+            await workspace.write_bytes(new, b'')
+            back = await workspace.read_bytes(new)
+            assert back == b'', f'a new file written with zero bytes read back {back[:40]!r}'
+            await workspace.write_bytes(emptied, b'contents before')
+            await workspace.write_bytes(emptied, b'')
+            back = await workspace.read_bytes(emptied)
+            assert back == b'', f'a file rewritten with zero bytes still held {back[:40]!r}'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_zero_byte_write_creates_the_file(self, backend: WorkspaceBackend) -> None:
+        """A zero-byte write creates a regular file that `exists`, `stat` (size 0 or `None`) and `list_dir` see."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            folder = posixpath.join(root, 'folder')
+            path = posixpath.join(folder, 'empty')
+            await workspace.write_bytes(path, b'')
+            assert await workspace.exists(path), 'exists() is False for a file just written with zero bytes'
+            entry = await workspace.stat(path)
+            observed = (entry.name, entry.is_dir, entry.size)
+            assert not entry.is_dir and entry.size in (0, None), f'stat of a zero-byte file gave {observed!r}'
+            listed = [(item.name, item.is_dir, item.size) for item in await workspace.list_dir(folder)]
+            assert len(listed) == 1 and listed[0][:2] == ('empty', False) and listed[0][2] in (0, None), (
+                f'list_dir of a directory holding one zero-byte file gave {listed!r}'
+            )
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_shorter_overwrite_truncates(self, backend: WorkspaceBackend) -> None:
+        """Overwriting a file with shorter content leaves exactly the new bytes, in data and in size."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            path = posixpath.join(root, 'shrinks')
+            await workspace.write_bytes(path, random.Random(7).randbytes(48 * 1024))
+            await workspace.write_bytes(path, b'tiny')
+            back = await workspace.read_bytes(path)
+            assert back == b'tiny', (
+                f'after overwriting 48 KiB with b"tiny" the file read {len(back)} bytes: {back[:40]!r}'
+            )
+            size = (await workspace.stat(path)).size
+            assert size in (None, 4), f'after overwriting 48 KiB with 4 bytes stat gave size {size!r}'
+            listed = [entry.size for entry in await workspace.list_dir(root)]
+            assert listed in ([None], [4]), f'after overwriting 48 KiB with 4 bytes list_dir gave sizes {listed!r}'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_line_endings_and_nul_bytes_are_preserved(self, backend: WorkspaceBackend) -> None:
+        """File bytes are never translated: LF, CRLF, a lone CR and NUL bytes read back exactly as written."""
+        workspace = workspace_of(backend)
+        data = b'unix\nwindows\r\nold-mac\rmixed\n\r\n\r\x00nul\x00\x00inside\r\n\x00'
+        async with scratch(workspace) as root:
+            for name, payload in (('mixed', data), ('crlf-only', b'\r\n' * 3), ('lone-cr', b'\r'), ('nul', b'\x00')):
+                path = posixpath.join(root, name)
+                await workspace.write_bytes(path, payload)
+                back = await workspace.read_bytes(path)
+                assert back == payload, f'wrote {payload!r}, read back {back!r}'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_invalid_utf8_bytes_are_preserved(self, backend: WorkspaceBackend) -> None:
+        """Bytes that are not valid UTF-8 read back unchanged, never replaced, dropped or re-encoded."""
+        workspace = workspace_of(backend)
+        data = (
+            b'valid \xc3\xa9 then \xff\xfe lone \x80 cut \xc3( surrogate \xed\xa0\x80 '
+            b'big \xf4\x90\x80\x80 long \xc0\xaf end\xe2\x82'
+        )
+        async with scratch(workspace) as root:
+            path = posixpath.join(root, 'not-utf8.bin')
+            await workspace.write_bytes(path, data)
+            back = await workspace.read_bytes(path)
+            assert back == data, f'wrote {data!r}, read back {back!r}'
+            size = (await workspace.stat(path)).size
+            assert size in (None, len(data)), f'stat of a {len(data)}-byte file gave size {size!r}'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_names_with_shell_metacharacters_round_trip(self, backend: WorkspaceBackend) -> None:
+        """Names with spaces, quotes, `$`, globs, backslashes or a leading dash are kept exactly, uninterpreted."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            await _names_round_trip(workspace, root, SHELL_METACHARACTER_NAMES)
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_names_with_control_characters_round_trip(self, backend: WorkspaceBackend) -> None:
+        """Names holding a tab, newline, carriage return or other control character are kept and listed exactly."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            await _names_round_trip(workspace, root, CONTROL_CHARACTER_NAMES)
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_unicode_names_are_kept_exactly(self, backend: WorkspaceBackend) -> None:
+        """Non-ASCII names are kept code point for code point: NFC `café` and NFD `café` are two different files."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            await _names_round_trip(workspace, root, UNICODE_NAMES)
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_dotfiles_are_listed(self, backend: WorkspaceBackend) -> None:
+        """`list_dir` lists every entry, including names that start with a dot, like `.env` and `...`."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            await workspace.make_dir(posixpath.join(root, '.hidden-dir'))
+            await _names_round_trip(workspace, root, ('.env', '..double-dot', '...', 'visible'), extra={'.hidden-dir'})
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_list_dir_returns_entries_under_the_directory(self, backend: WorkspaceBackend) -> None:
+        """`list_dir` returns a sequence of `FileEntry` at the absolute paths `<dir>/<name>`, sizes exact or `None`."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            sizes = {'three': 3, 'empty': 0, 'kibi': 1024}
+            for name, size in sizes.items():
+                await workspace.write_bytes(posixpath.join(root, name), b'x' * size)
+            await workspace.make_dir(posixpath.join(root, 'sub'))
+            listing = await workspace.list_dir(root)
+            assert isinstance(listing, Sequence), f'list_dir returned a {type(listing).__name__}, not a Sequence'
+            entries = list(listing)
+            names = sorted(entry.name for entry in entries if isinstance(entry, FileEntry))
+            assert names == sorted([*sizes, 'sub']), f'list_dir gave {entries!r}'
+            for entry in entries:
+                assert isinstance(entry, FileEntry), f'list_dir gave a {type(entry).__name__}: {entry!r}'
+                expected_path = posixpath.join(root, entry.name)
+                assert entry.path == expected_path, (
+                    f'the entry {entry.name!r} has the path {entry.path!r}, not {expected_path!r}'
+                )
+                assert entry.is_dir is (entry.name == 'sub'), f'the entry {entry.name!r} has is_dir={entry.is_dir!r}'
+                if not entry.is_dir:
+                    assert entry.size in (None, sizes[entry.name]), (
+                        f'the {sizes[entry.name]}-byte file {entry.name!r} is listed with size {entry.size!r}'
+                    )
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_read_bytes_returns_bytes(self, backend: WorkspaceBackend) -> None:
+        """`read_bytes` returns `bytes`, not a `bytearray`, `memoryview` or `str`, for empty and non-empty files."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            for name, data in (('text', b'some text\n'), ('empty', b'')):
+                path = posixpath.join(root, name)
+                await workspace.write_bytes(path, data)
+                back = await workspace.read_bytes(path)
+                assert isinstance(back, bytes), f'read_bytes returned a {type(back).__name__}: {back!r}'
+                assert back == data, f'read_bytes returned {back!r}, expected {data!r}'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_stat_returns_a_file_entry_with_exact_types(self, backend: WorkspaceBackend) -> None:
+        """`stat` returns a `FileEntry`: `name` and `path` are `str`, `is_dir` a `bool`, `size` an `int` or `None`."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            file, folder = posixpath.join(root, 'five'), posixpath.join(root, 'folder')
+            await workspace.write_bytes(file, b'12345')
+            await workspace.make_dir(folder)
+            for path, is_dir in ((file, False), (folder, True)):
+                entry = await workspace.stat(path)
+                assert isinstance(entry, FileEntry), f'stat({path!r}) returned a {type(entry).__name__}: {entry!r}'
+                types = {field: type(getattr(entry, field)).__name__ for field in ('name', 'path', 'is_dir', 'size')}
+                assert type(entry.name) is str and type(entry.path) is str, f'stat({path!r}) gave field types {types}'
+                assert type(entry.is_dir) is bool, f'stat({path!r}) gave is_dir={entry.is_dir!r} ({types["is_dir"]})'
+                assert entry.size is None or type(entry.size) is int, (
+                    f'stat({path!r}) gave size={entry.size!r} ({types["size"]})'
+                )
+                assert entry.is_dir is is_dir, f'stat({path!r}) gave is_dir={entry.is_dir!r}'
+            assert (await workspace.stat(file)).size in (None, 5), 'stat of a 5-byte file gave the wrong size'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_exists_below_a_regular_file_is_false(self, backend: WorkspaceBackend) -> None:
+        """`exists` of a path below a regular file is `False`, not an error."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            file = posixpath.join(root, 'file')
+            await workspace.write_bytes(file, b'a file')
+            for path in (posixpath.join(file, 'child'), posixpath.join(file, 'child', 'grandchild')):
+                try:
+                    answer = await workspace.exists(path)
+                except Exception as error:
+                    raise AssertionError(f'exists({path!r}) below a regular file raised {error!r}') from error
+                assert answer is False, f'exists({path!r}) below a regular file returned {answer!r}'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_exists_of_the_working_dir_is_true(self, backend: WorkspaceBackend) -> None:
+        """`exists` is `True` for the working directory itself, however it is spelled."""
+        workspace = workspace_of(backend)
+        working_dir = await workspace.working_dir()
+        for path in (working_dir, '.', f'{working_dir}/.'):
+            answer = await workspace.exists(path)
+            assert answer is True, f'exists({path!r}) of the working directory {working_dir!r} returned {answer!r}'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_concurrent_writes_to_different_files_land_intact(self, backend: WorkspaceBackend) -> None:
+        """Concurrent `write_bytes` calls to different files, in one directory and in a new one, all land intact."""
+        workspace = workspace_of(backend)
+        generator = random.Random(20260101)
+        async with scratch(workspace) as root:
+            payloads = {
+                posixpath.join(root, *(('new-parent',) if index % 2 else ()), f'writer-{index}'): generator.randbytes(
+                    997 * (index + 1)
+                )
+                for index in range(12)
+            }
+            async with anyio.create_task_group() as group:
+                for path, data in payloads.items():
+                    group.start_soon(workspace.write_bytes, path, data)
+            for path, data in payloads.items():
+                back = await workspace.read_bytes(path)
+                assert back == data, (
+                    f'{path} read back {len(back)} bytes, expected its own {len(data)}: a concurrent write clobbered it'
+                )
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0', timeout=120)
+    async def test_large_listing_is_complete(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+        """`list_dir` of a directory holding 2,000 entries returns every one of them, exactly once."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            names = {f'entry-{index}' for index in range(LARGE_LISTING_ENTRIES)}
+            if isinstance(backend, SupportsCommands) and has_real_posix_shell:
+                # One command, not 2,000 file operations: the shell-derived filesystem pays several commands per write.
+                script = (
+                    'cd -- "$1" || exit 1; i=0; '
+                    'while [ "$i" -lt "$2" ]; do : > "entry-$i" || exit 1; i=$((i + 1)); done'
+                )
+                made = await backend.run(['sh', '-c', script, 'sh', root, str(LARGE_LISTING_ENTRIES)])
+                assert made.exit_code == 0, (
+                    f'creating the entries with `sh` failed (exit {made.exit_code}): {made.stderr}'
+                )
+            else:
+                limiter = anyio.CapacityLimiter(32)
+
+                async def create(name: str) -> None:
+                    async with limiter:
+                        await workspace.write_bytes(posixpath.join(root, name), b'')
+
+                async with anyio.create_task_group() as group:
+                    for name in names:
+                        group.start_soon(create, name)
+            listed = [entry.name for entry in await workspace.list_dir(root)]
+            missing, extra = sorted(names - set(listed)), sorted(set(listed) - names)
+            assert not missing and not extra and len(listed) == len(names), (
+                f'list_dir of {len(names)} entries gave {len(listed)} ({len(set(listed))} distinct); '
+                f'missing {len(missing)} (e.g. {missing[:3]}), unexpected {extra[:3]}'
+            )
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_deep_nesting_works(self, backend: WorkspaceBackend) -> None:
+        """Paths 40 directories deep can be written, read, listed, made and removed like shallow ones."""
+        workspace = workspace_of(backend)
+        levels = [f'level-{index:02d}' for index in range(DEEP_LEVELS)]
+        async with scratch(workspace) as root:
+            deep = posixpath.join(root, *levels)
+            leaf = posixpath.join(deep, 'leaf.txt')
+            await workspace.write_bytes(leaf, b'at the bottom')
+            back = await workspace.read_bytes(leaf)
+            assert back == b'at the bottom', f'a file {DEEP_LEVELS} levels deep read back {back!r}'
+            listed = [(entry.name, entry.path) for entry in await workspace.list_dir(deep)]
+            assert listed == [('leaf.txt', leaf)], f'list_dir {DEEP_LEVELS} levels deep gave {listed!r}'
+            branch = posixpath.join(root, 'branch', *levels)
+            await workspace.make_dir(branch)
+            assert (await workspace.stat(branch)).is_dir, (
+                f'make_dir of a path {DEEP_LEVELS} levels deep made no directory'
+            )
+            for top in (posixpath.join(root, levels[0]), posixpath.join(root, 'branch')):
+                await workspace.remove(top)
+                assert not await workspace.exists(top), f'removing a tree {DEEP_LEVELS} levels deep left {top}'
+            assert not await workspace.exists(leaf), 'the deep file still exists after its tree was removed'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_write_keeps_other_files_in_the_directory(self, backend: WorkspaceBackend) -> None:
+        """Writing one file, new or existing, leaves every other entry of its directory as it was."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            siblings = {'first': b'first', 'second': b'second', 'sub/inner': b'inner'}
+            for name, data in siblings.items():
+                await workspace.write_bytes(posixpath.join(root, name), data)
+            await workspace.write_bytes(posixpath.join(root, 'first'), b'rewritten')
+            await workspace.write_bytes(posixpath.join(root, 'added'), b'added')
+            names = sorted(entry.name for entry in await workspace.list_dir(root))
+            assert names == ['added', 'first', 'second', 'sub'], f'after two writes the directory held {names!r}'
+            for name, data in (('second', b'second'), ('sub/inner', b'inner'), ('first', b'rewritten')):
+                back = await workspace.read_bytes(posixpath.join(root, name))
+                assert back == data, f'after writing its siblings, {name} held {back!r}, expected {data!r}'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_list_dir_of_an_empty_directory_is_empty(self, backend: WorkspaceBackend) -> None:
+        """`list_dir` of an existing empty directory returns an empty sequence, not an error."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            empty = posixpath.join(root, 'parent', 'empty')
+            for path in (root, empty):  # the scratch directory just made, then one made by make_dir
+                await workspace.make_dir(path)
+                listing = await workspace.list_dir(path)
+                assert isinstance(listing, Sequence), f'list_dir returned a {type(listing).__name__}, not a Sequence'
+                assert len(listing) == 0, f'list_dir of the empty directory {path!r} gave {list(listing)!r}'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_reading_after_remove_raises_file_not_found(self, backend: WorkspaceBackend) -> None:
+        """After `remove`, reading or stating the file raises `FileNotFoundError` and `exists` is `False`."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            path = posixpath.join(root, 'doomed')
+            await workspace.write_bytes(path, b'read once')
+            assert await workspace.read_bytes(path) == b'read once', 'the file did not read back before its removal'
+            await workspace.stat(path)
+            await workspace.remove(path)
+            with expect_error(FileNotFoundError, f'read_bytes({path!r}) after remove'):
+                await workspace.read_bytes(path)
+            with expect_error(FileNotFoundError, f'stat({path!r}) after remove'):
+                await workspace.stat(path)
+            assert await workspace.exists(path) is False, f'exists({path!r}) after remove was not False'
+
+    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    async def test_removing_a_file_leaves_its_parent(self, backend: WorkspaceBackend) -> None:
+        """Removing the only file of a directory leaves that directory in place, empty."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            folder = posixpath.join(root, 'outer', 'folder')
+            path = posixpath.join(folder, 'only')
+            await workspace.write_bytes(path, b'the only file')
+            await workspace.remove(path)
+            for directory in (folder, posixpath.dirname(folder)):
+                assert await workspace.exists(directory), f'removing {path} also removed its ancestor {directory}'
+            listed = [entry.name for entry in await workspace.list_dir(folder)]
+            assert listed == [], f'after removing its only file the directory listed {listed!r}'
+
 
 async def _holds_only(backend: WorkspaceBackend, directory: str, name: str) -> bool:
     """Whether `directory` holds exactly `name`, by the file API and, when there are commands, by `ls` too."""
@@ -312,3 +675,23 @@ async def _holds_only(backend: WorkspaceBackend, directory: str, name: str) -> b
         result = await backend.run(['sh', '-c', 'ls -A -- "$1"', 'sh', directory])
         return result.exit_code == 0 and result.stdout == f'{name}\n'
     return True
+
+
+async def _names_round_trip(
+    workspace: Workspace, root: str, names: Sequence[str], *, extra: set[str] | frozenset[str] = frozenset()
+) -> None:
+    """Write a file per name, then require `list_dir`, `stat` and `read_bytes` to give back each name exactly."""
+    for name in names:
+        await workspace.write_bytes(posixpath.join(root, name), f'<{name}>'.encode())
+    listed = sorted(entry.name for entry in await workspace.list_dir(root))
+    expected = sorted({*names, *extra})
+    assert listed == expected, f'list_dir gave the names {listed!r}, expected {expected!r}'
+    for name in names:
+        path = posixpath.join(root, name)
+        data = f'<{name}>'.encode()
+        entry = await workspace.stat(path)
+        observed = (entry.name, entry.path, entry.is_dir)
+        assert observed == (name, path, False), f'stat({path!r}) gave {observed!r}'
+        assert entry.size in (None, len(data)), f'stat({path!r}) of a {len(data)}-byte file gave size {entry.size!r}'
+        back = await workspace.read_bytes(path)
+        assert back == data, f'read_bytes({path!r}) gave {back!r}, expected {data!r}'

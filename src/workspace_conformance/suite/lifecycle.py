@@ -179,3 +179,153 @@ class LifecycleRules:
         await destroy_environment(backend)
         with expect_error(WorkspaceUnavailableError, f'working_dir() of a backend attached to the destroyed {ref!r}'):
             await attach_backend(ref).working_dir()
+
+    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0', timeout=120)
+    async def test_cancellation_mid_create_keeps_the_ref(self, fresh_backend: Factory) -> None:
+        """A backend keeps the ref of an environment it created even when the caller is cancelled mid-create."""
+        # A first operation is cancelled at once, half-way and near the end of the time an uncancelled one takes.
+        # A cancellation that early may legitimately land before the create starts, so only the late ones must
+        # leave a ref; every cancelled backend must then create at most one environment for its later operations.
+        if fresh_backend is None:
+            skip('fixture-missing', 'provide the `fresh_backend` fixture to check cancellation mid-create')
+        probe = fresh_backend()
+        started = anyio.current_time()
+        await probe.working_dir()
+        took = anyio.current_time() - started
+        assert isinstance(probe.ref, WorkspaceRef), (
+            f'after its first operation a fresh backend had the ref {probe.ref!r}'
+        )
+        kept_after_late_cancel: list[WorkspaceRef | None] = []
+        for fraction in (0.0, 0.5, 0.9):
+            backend = fresh_backend()
+            delay = took * fraction
+            errors: list[BaseException] = []
+
+            async def first_operation(
+                backend: WorkspaceBackend = backend, errors: list[BaseException] = errors
+            ) -> None:
+                try:
+                    await backend.working_dir()
+                except Exception as error:  # what a cancelled create raises is not this rule's concern
+                    errors.append(error)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(first_operation)
+                await anyio.sleep(delay)
+                group.cancel_scope.cancel()
+            kept = backend.ref
+            if fraction:
+                kept_after_late_cancel.append(kept)
+            refs: list[WorkspaceRef | None] = []
+
+            async def later_operation(
+                backend: WorkspaceBackend = backend, refs: list[WorkspaceRef | None] = refs
+            ) -> None:
+                await backend.working_dir()
+                refs.append(backend.ref)
+
+            async with anyio.create_task_group() as group:
+                for _ in range(2):
+                    group.start_soon(later_operation)
+            when = f'after a cancellation {delay:.3f} s into a first operation that takes {took:.3f} s uncancelled'
+            assert refs[0] is not None and refs[0] == refs[1], f'{when}, two later operations saw the refs {refs!r}'
+            assert kept in (None, refs[0]), f'{when}, the ref {kept!r} was replaced by {refs[0]!r}'
+        assert any(kept is not None for kept in kept_after_late_cancel), (
+            f'cancelled half-way and near the end of a {took:.3f} s first operation, the backend had no ref '
+            'both times: the environment it was creating was lost'
+        )
+
+    @rule(area='lifecycle', since='0.2.0')
+    async def test_working_dir_is_stable(self, backend: WorkspaceBackend) -> None:
+        """`working_dir()` returns the same path on every call, concurrent or not, before and after other operations."""
+        first = await backend.working_dir()
+        seen = [first, await backend.working_dir()]
+
+        async def ask() -> None:
+            seen.append(await backend.working_dir())
+
+        async with anyio.create_task_group() as group:
+            for _ in range(4):
+                group.start_soon(ask)
+        if isinstance(backend, SupportsFilesystem | SupportsCommands):
+            await workspace_of(backend).exists(first)
+        seen.append(await backend.working_dir())
+        assert all(path == first for path in seen), f'working_dir() returned {sorted(set(seen))!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['attach'], since='0.2.0')
+    async def test_attaching_keeps_the_ref_without_creating(
+        self, backend: WorkspaceBackend, attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None
+    ) -> None:
+        """A backend built from a ref has exactly that ref from construction on, before and after its first use."""
+        if attach_backend is None:
+            skip('fixture-missing', 'provide the `attach_backend` fixture to check attaching by ref')
+        await backend.working_dir()
+        ref = backend.ref
+        assert isinstance(ref, WorkspaceRef), f'the backend had the ref {ref!r} after an operation'
+        attached = attach_backend(ref)
+        assert attached.ref == ref, f'built from {ref!r}, the attached backend had the ref {attached.ref!r} before use'
+        await attached.working_dir()
+        assert attached.ref == ref, f'attached by {ref!r}, the backend had the ref {attached.ref!r} after an operation'
+        assert backend.ref == ref, f'attaching changed the original backend ref to {backend.ref!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['attach'], since='0.2.0')
+    async def test_attached_backend_shares_the_working_dir(
+        self, backend: WorkspaceBackend, attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None
+    ) -> None:
+        """A backend attached by ref reports the same working directory as the backend that created the environment."""
+        if attach_backend is None:
+            skip('fixture-missing', 'provide the `attach_backend` fixture to check attaching by ref')
+        working_dir = await backend.working_dir()
+        ref = backend.ref
+        assert ref is not None, 'the backend had no ref after an operation'
+        attached = await attach_backend(ref).working_dir()
+        assert attached == working_dir, f'attached by {ref!r}, working_dir() is {attached!r}, not {working_dir!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0')
+    async def test_building_a_backend_creates_nothing(self, fresh_backend: Factory) -> None:
+        """A backend built without a ref does no I/O: its ref stays `None` until its own first operation."""
+        if fresh_backend is None:
+            skip('fixture-missing', 'provide the `fresh_backend` fixture to check construction')
+        used, idle = fresh_backend(), fresh_backend()
+        assert used.ref is None and idle.ref is None, f'freshly built backends had the refs {used.ref!r}, {idle.ref!r}'
+        await anyio.sleep(current_run().seconds(0.5))  # time for a creation started in the background to finish
+        assert used.ref is None and idle.ref is None, (
+            f'half a second after construction, unused backends had the refs {used.ref!r}, {idle.ref!r}'
+        )
+        await used.working_dir()
+        assert used.ref is not None, 'a fresh backend had no ref after its first operation'
+        assert idle.ref is None, f'another fresh backend, never used, had the ref {idle.ref!r}'
+
+    @rule(area='lifecycle', requires=['filesystem'], since='0.2.0')
+    async def test_ref_survives_a_failed_operation(self, backend: WorkspaceBackend) -> None:
+        """An operation that raises a path-level error such as `FileNotFoundError` leaves the ref unchanged."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            kept = posixpath.join(root, 'kept')
+            await workspace.write_bytes(kept, b'kept')
+            ref = backend.ref
+            assert ref is not None, 'the backend had no ref after writing a file'
+            missing = posixpath.join(root, 'missing')
+            for name in ('read_bytes', 'stat', 'list_dir'):
+                with expect_error(FileNotFoundError, f'{name}({missing!r})'):
+                    await getattr(workspace, name)(missing)
+                assert backend.ref == ref, f'after {name} of a missing path raised, the ref changed to {backend.ref!r}'
+            assert await workspace.read_bytes(kept) == b'kept', (
+                'after the failed operations a file written before is gone'
+            )
+            assert backend.ref == ref, f'the ref changed from {ref!r} to {backend.ref!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0')
+    async def test_a_failing_first_operation_still_records_the_ref(self, fresh_backend: Factory) -> None:
+        """The ref is recorded as soon as a create returns, so a first operation that fails still leaves it set."""
+        if fresh_backend is None:
+            skip('fixture-missing', 'provide the `fresh_backend` fixture to check a failing first operation')
+        backend = fresh_backend()
+        missing = f'/{SCRATCH_PREFIX}missing-{uuid.uuid4().hex[:12]}/child'
+        # An absolute path, so `Workspace` asks nothing else first: the failing `stat` is the first operation.
+        with expect_error(OSError, f'stat({missing!r}) as the first operation of a fresh backend'):
+            await workspace_of(backend).stat(missing)
+        ref = backend.ref
+        assert isinstance(ref, WorkspaceRef), f'after a first operation that failed, the ref was {ref!r}'
+        await backend.working_dir()
+        assert backend.ref == ref, f'the ref changed from {ref!r} to {backend.ref!r}'

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import posixpath
 import uuid
+from collections.abc import Iterable
 
 import anyio
-from pydantic_ai.workspaces import SupportsRealpath, WorkspaceBackend
+from pydantic_ai.workspaces import SupportsCommands, SupportsRealpath, Workspace, WorkspaceBackend
 
 from ._guard import current_run
 from ._rules import rule
@@ -103,3 +104,281 @@ class SymlinkRules:
         missing = posixpath.join(working_dir, f'.workspace-conformance-missing-{uuid.uuid4().hex[:12]}', 'Child')
         kept = await backend.realpath(missing)
         assert kept == missing, f'realpath of the missing path {missing!r} gave {kept!r}'
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_removing_a_symlink_removes_the_link_not_its_target(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """`remove` of a symlink deletes the link itself and leaves its target, a file or a directory, untouched."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            file_target, dir_target = posixpath.join(root, 'file-target'), posixpath.join(root, 'dir-target')
+            await workspace.write_bytes(file_target, b'file target')
+            await workspace.write_bytes(posixpath.join(dir_target, 'kept'), b'kept inside')
+            file_link, dir_link = posixpath.join(root, 'file-link'), posixpath.join(root, 'dir-link')
+            await make_link(backend, make_symlink, 'file-target', file_link)
+            await make_link(backend, make_symlink, dir_target, dir_link)
+            await workspace.remove(file_link)
+            await workspace.remove(dir_link)
+            names = sorted(entry.name for entry in await workspace.list_dir(root))
+            assert names == ['dir-target', 'file-target'], f'after removing both links the directory held {names!r}'
+            back = await workspace.read_bytes(file_target)
+            assert back == b'file target', f'after removing a link to it, the file target held {back!r}'
+            inside = [entry.name for entry in await workspace.list_dir(dir_target)]
+            assert inside == ['kept'], f'after removing a link to it, the directory target held {inside!r}'
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_removing_a_tree_does_not_follow_links_out_of_it(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """Removing a directory removes the links inside it, never the directories outside it that they point to."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            outside, tree = posixpath.join(root, 'outside'), posixpath.join(root, 'tree')
+            precious = {'precious': b'precious', 'sub/deeper': b'deeper'}
+            for name, data in precious.items():
+                await workspace.write_bytes(posixpath.join(outside, name), data)
+            await workspace.write_bytes(posixpath.join(tree, 'own', 'file'), b'own')
+            await make_link(backend, make_symlink, '../outside', posixpath.join(tree, 'relative-out'))
+            await make_link(backend, make_symlink, outside, posixpath.join(tree, 'own', 'absolute-out'))
+            await workspace.remove(tree)
+            assert not await workspace.exists(tree), f'{tree} still exists after remove'
+            for name, data in precious.items():
+                path = posixpath.join(outside, name)
+                assert await workspace.exists(path), (
+                    f'removing {tree} deleted {path}, which a link inside it pointed to'
+                )
+                back = await workspace.read_bytes(path)
+                assert back == data, f'removing {tree} changed {path} (outside it) to {back!r}'
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_make_dir_over_a_symlink_to_a_directory_succeeds(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """`make_dir` of a symlink to a directory succeeds like `mkdir -p`, and a path below it lands in the target."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            target, link = posixpath.join(root, 'target'), posixpath.join(root, 'link')
+            await workspace.write_bytes(posixpath.join(target, 'inside'), b'inside')
+            await make_link(backend, make_symlink, 'target', link)
+            await workspace.make_dir(link)
+            await workspace.make_dir(posixpath.join(link, 'made-through-link'))
+            names = sorted(entry.name for entry in await workspace.list_dir(target))
+            assert names == ['inside', 'made-through-link'], (
+                f'after make_dir through the link the target held {names!r}'
+            )
+            kinds = {entry.name: entry.is_dir for entry in await workspace.list_dir(root)}
+            assert kinds == {'link': True, 'target': True}, f'after make_dir of the link the directory listed {kinds!r}'
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_stat_follows_a_symlink_to_a_file(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """`stat` and `list_dir` of a symlink to a file report a regular file with the target's size (or `None`)."""
+        workspace = workspace_of(backend)
+        data = b'thirty-seven bytes of target content!'
+        async with scratch(workspace) as root:
+            target, link = posixpath.join(root, 'target.bin'), posixpath.join(root, 'link.bin')
+            await workspace.write_bytes(target, data)
+            await make_link(backend, make_symlink, 'target.bin', link)
+            entry = await workspace.stat(link)
+            observed = (entry.name, entry.path, entry.is_dir, entry.size)
+            assert observed[:3] == ('link.bin', link, False), f'stat of a link to a file gave {observed!r}'
+            assert entry.size in (None, len(data)), (
+                f'stat of a link to a {len(data)}-byte file gave size {entry.size!r}, not the size of its target'
+            )
+            listed = {item.name: (item.is_dir, item.size) for item in await workspace.list_dir(root)}
+            assert listed['link.bin'][0] is False and listed['link.bin'][1] in (None, len(data)), (
+                f'list_dir gave the link to a {len(data)}-byte file (is_dir, size) = {listed["link.bin"]!r}'
+            )
+            back = await workspace.read_bytes(link)
+            assert back == data, f'read_bytes of the link gave {back!r}'
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_realpath_keeps_the_missing_target_of_a_dangling_link(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """`realpath` follows a dangling link to its missing target and keeps the missing names as written."""
+        workspace = _resolving_workspace(backend)
+        async with scratch(workspace) as root:
+            real = await workspace.realpath(root)
+            await make_link(backend, make_symlink, 'missing-target', posixpath.join(root, 'dangling'))
+            await make_link(backend, make_symlink, posixpath.join(root, 'gone', 'deeper'), posixpath.join(root, 'far'))
+            await _expect_realpaths(
+                workspace,
+                (
+                    (posixpath.join(root, 'dangling'), posixpath.join(real, 'missing-target')),
+                    (
+                        posixpath.join(root, 'dangling', 'child', 'leaf'),
+                        posixpath.join(real, 'missing-target', 'child', 'leaf'),
+                    ),
+                    (posixpath.join(root, 'far'), posixpath.join(real, 'gone', 'deeper')),
+                ),
+            )
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_realpath_resolves_a_chain_of_links(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """`realpath` follows a link whose target is itself a link, to the end of the chain."""
+        workspace = _resolving_workspace(backend)
+        async with scratch(workspace) as root:
+            real = await workspace.realpath(root)
+            await workspace.make_dir(posixpath.join(root, 'final'))
+            await workspace.make_dir(posixpath.join(root, 'sub'))
+            for link, target in (('hop-3', 'final'), ('hop-2', 'hop-3'), ('hop-1', 'hop-2'), ('sub/hop-a', '../hop-1')):
+                await make_link(backend, make_symlink, target, posixpath.join(root, link))
+            final = posixpath.join(real, 'final')
+            await _expect_realpaths(
+                workspace,
+                (
+                    (posixpath.join(root, 'hop-1'), final),
+                    (posixpath.join(root, 'hop-1', 'leaf'), posixpath.join(final, 'leaf')),
+                    (posixpath.join(root, 'sub', 'hop-a', 'leaf'), posixpath.join(final, 'leaf')),
+                ),
+            )
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_realpath_follows_an_absolute_target(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """At a link with an absolute target `realpath` restarts from `/`, never joining it to the link's directory."""
+        workspace = _resolving_workspace(backend)
+        async with scratch(workspace) as root:
+            real = await workspace.realpath(root)
+            target = posixpath.join(real, 'target')
+            await workspace.make_dir(posixpath.join(target, 'inner'))
+            await make_link(backend, make_symlink, target, posixpath.join(root, 'absolute'))
+            await make_link(
+                backend, make_symlink, posixpath.join(root, 'absolute', 'inner'), posixpath.join(root, 'via')
+            )
+            await _expect_realpaths(
+                workspace,
+                (
+                    (posixpath.join(root, 'absolute'), target),
+                    (posixpath.join(root, 'absolute', 'leaf'), posixpath.join(target, 'leaf')),
+                    (posixpath.join(root, 'via', 'leaf'), posixpath.join(target, 'inner', 'leaf')),
+                ),
+            )
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_realpath_climbs_dotdot_from_the_link_target(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """A `..` after a link climbs from the link's target, not from the directory holding the link."""
+        workspace = _resolving_workspace(backend)
+        async with scratch(workspace) as root:
+            real = await workspace.realpath(root)
+            await workspace.make_dir(posixpath.join(root, 'a', 'b'))
+            await workspace.make_dir(posixpath.join(root, 'c', 'd'))
+            link = posixpath.join(root, 'a', 'b', 'link')
+            await make_link(backend, make_symlink, '../../c/d', link)
+            await _expect_realpaths(
+                workspace,
+                (
+                    (posixpath.join(link, '..'), posixpath.join(real, 'c')),
+                    (posixpath.join(link, '..', 'missing'), posixpath.join(real, 'c', 'missing')),
+                    (posixpath.join(link, '..', '..', 'a'), posixpath.join(real, 'a')),
+                ),
+            )
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_realpath_resolves_relative_names_from_the_right_directory(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """A relative path starts in the working directory, and a relative link target in the link's own directory."""
+        workspace = _resolving_workspace(backend)
+        async with scratch(workspace) as root:
+            real = await workspace.realpath(root)
+            working_dir = await workspace.working_dir()
+            relative = posixpath.relpath(root, working_dir)
+            await workspace.make_dir(posixpath.join(root, 'sub', 'target'))
+            await make_link(backend, make_symlink, 'target', posixpath.join(root, 'sub', 'link'))
+            await _expect_realpaths(
+                workspace,
+                (
+                    ('.', working_dir),
+                    (relative, real),
+                    (f'{relative}/sub/link', posixpath.join(real, 'sub', 'target')),
+                    (f'{relative}/sub/link/leaf', posixpath.join(real, 'sub', 'target', 'leaf')),
+                ),
+            )
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_realpath_returns_an_absolute_normalized_path(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """`realpath` returns an absolute path with no empty, `.` or `..` segments and no trailing slash."""
+        workspace = _resolving_workspace(backend)
+        async with scratch(workspace) as root:
+            real = await workspace.realpath(root)
+            await workspace.make_dir(posixpath.join(root, 'dir'))
+            await make_link(backend, make_symlink, 'dir', posixpath.join(root, 'link'))
+            cases = (
+                (f'{root}/', real),
+                (f'{root}//x//y/', posixpath.join(real, 'x', 'y')),
+                (f'{root}/./x/.', posixpath.join(real, 'x')),
+                (f'{root}/x/../y', posixpath.join(real, 'y')),
+                (f'{root}//link/./', posixpath.join(real, 'dir')),
+                (f'{root}/link/.//leaf/', posixpath.join(real, 'dir', 'leaf')),
+            )
+            for path, _ in cases:
+                resolved = await workspace.realpath(path)
+                assert isinstance(resolved, str) and posixpath.isabs(resolved), (
+                    f'realpath({path!r}) gave {resolved!r}, not an absolute path'
+                )
+                assert posixpath.normpath(resolved) == resolved, (
+                    f'realpath({path!r}) gave the unnormalized {resolved!r}'
+                )
+            await _expect_realpaths(workspace, cases)
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    async def test_realpath_through_a_link_loop_is_bounded(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """`realpath` through a link loop returns promptly, with `OSError` or a path inside the directory holding it."""
+        workspace = _resolving_workspace(backend)
+        async with scratch(workspace) as root:
+            real = await workspace.realpath(root)
+            await workspace.make_dir(posixpath.join(root, 'one'))
+            await workspace.make_dir(posixpath.join(root, 'two'))
+            for link, target in (
+                ('self', 'self'),
+                ('ping', 'pong'),
+                ('pong', 'ping'),
+                ('one/across', '../two/across'),
+                ('two/across', '../one/across'),
+            ):
+                await make_link(backend, make_symlink, target, posixpath.join(root, link))
+            bound = current_run().seconds(10)
+            for name in ('self', 'ping', 'one/across'):
+                path = posixpath.join(root, name, 'tail')
+                with anyio.move_on_after(bound) as waited:
+                    try:
+                        resolved: str | None = await workspace.realpath(path)
+                    except OSError:
+                        resolved = None
+                assert not waited.cancelled_caught, f'realpath({path!r}) through a link loop ran past {bound:g} s'
+                if resolved is not None:
+                    assert resolved.startswith(real + '/'), (
+                        f'realpath({path!r}) through a loop gave {resolved!r}, outside the directory holding the loop'
+                    )
+
+
+def _resolving_workspace(backend: WorkspaceBackend) -> Workspace:
+    """A `Workspace` whose `realpath` follows links (natively or through commands), else a not-applicable skip."""
+    workspace = workspace_of(backend)
+    if not isinstance(backend, SupportsRealpath | SupportsCommands):
+        skip(
+            'not-applicable',
+            'the backend has neither SupportsRealpath nor commands, so Workspace.realpath only normalizes text '
+            '(realpath_and_entries_follow_symlinks is the rule that requires one)',
+        )
+    return workspace
+
+
+async def _expect_realpaths(workspace: Workspace, cases: Iterable[tuple[str, str]]) -> None:
+    """Require `realpath(path) == expected` for each case, saying which path resolved wrongly."""
+    for path, expected in cases:
+        resolved = await workspace.realpath(path)
+        assert resolved == expected, f'realpath({path!r}) gave {resolved!r}, expected {expected!r}'
