@@ -37,8 +37,8 @@ def pytest(session: nox.Session, *args: str) -> None:
 def lint(session: nox.Session) -> None:
     """Ruff and mypy --strict over the package, tests and scripts."""
     session.install('-e', '.[dev]', f'pydantic-ai-slim=={NEWEST}')
-    session.run('ruff', 'check', 'src', 'tests', 'scripts', 'noxfile.py')
-    session.run('ruff', 'format', '--check', 'src', 'tests', 'scripts', 'noxfile.py')
+    session.run('ruff', 'check', 'src', 'tests', 'scripts', 'bench', 'noxfile.py')
+    session.run('ruff', 'format', '--check', 'src', 'tests', 'scripts', 'bench', 'noxfile.py')
     session.run('mypy')
 
 
