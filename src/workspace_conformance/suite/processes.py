@@ -61,6 +61,22 @@ async def _kill(commands: SupportsCommands, pid: str | None) -> None:
             return
 
 
+DETACH = (
+    'command -v setsid >/dev/null 2>&1 || exit 127; '
+    f'setsid sh -c \': > "$3"; {WAIT_FOR_RELEASE}\' sh "$@" </dev/null >/dev/null 2>&1 & '
+    'n=0; until [ -f "$3" ]; do n=$((n + 1)); [ "$n" -le 300 ] || exit 1; sleep 0.1; done'
+)
+"""Shell that starts WAIT_FOR_RELEASE in a new session (`setsid`), detached, and returns once it runs ($3)."""
+
+
+async def _launch_detached(commands: SupportsCommands, release: str, finished: str, started: str) -> None:
+    """Start a detached helper process; an environment skip without `setsid`, a failure if it never starts."""
+    result = await commands.run(['sh', '-c', DETACH, 'sh', release, finished, started])
+    if result.exit_code == 127:
+        skip('environment', 'no `setsid` in the environment')
+    assert result.exit_code == 0, f'the detached process never started (launcher exited {result.exit_code})'
+
+
 async def _release(workspace: Workspace, release: str, finished: str | None) -> None:
     """Let a helper process finish (and wait for it), bounded and shielded, so it is never left behind."""
     with anyio.move_on_after(current_run().seconds(30), shield=True):
@@ -153,16 +169,8 @@ class ProcessRules:
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             release, finished, started = (posixpath.join(root, name) for name in ('release', 'finished', 'started'))
-            launcher = (
-                'command -v setsid >/dev/null 2>&1 || exit 127; '
-                f'setsid sh -c \': > "$3"; {WAIT_FOR_RELEASE}\' sh "$@" </dev/null >/dev/null 2>&1 & '
-                'n=0; until [ -f "$3" ]; do n=$((n + 1)); [ "$n" -le 300 ] || exit 1; sleep 0.1; done'
-            )
             try:
-                result = await commands.run(['sh', '-c', launcher, 'sh', release, finished, started])
-                if result.exit_code == 127:
-                    skip('environment', 'no `setsid` in the environment')
-                assert result.exit_code == 0, f'the detached process never started (launcher exited {result.exit_code})'
+                await _launch_detached(commands, release, finished, started)
                 ref = backend.ref
                 assert ref is not None, 'the backend had no ref after running a command'
                 attached = Workspace(attach_backend(ref))
@@ -317,16 +325,8 @@ class ProcessRules:
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             release, finished, started = (posixpath.join(root, name) for name in ('release', 'finished', 'started'))
-            launcher = (
-                'command -v setsid >/dev/null 2>&1 || exit 127; '
-                f'setsid sh -c \': > "$3"; {WAIT_FOR_RELEASE}\' sh "$@" </dev/null >/dev/null 2>&1 & '
-                'n=0; until [ -f "$3" ]; do n=$((n + 1)); [ "$n" -le 300 ] || exit 1; sleep 0.1; done'
-            )
             try:
-                result = await commands.run(['sh', '-c', launcher, 'sh', release, finished, started])
-                if result.exit_code == 127:
-                    skip('environment', 'no `setsid` in the environment')
-                assert result.exit_code == 0, f'the detached process never started (launcher exited {result.exit_code})'
+                await _launch_detached(commands, release, finished, started)
                 await workspace.write_bytes(release, b'go')
                 await wait_until(
                     lambda: workspace.exists(finished),
