@@ -83,7 +83,7 @@ def test_a_factory_target_narrowed_with_k_runs_but_is_not_certified(workdir: Pat
         workdir,
         'my_factories:local',
         '-k',
-        'test_exists',
+        'test_exists and not below and not working_dir',
         '--anyio-backend',
         'asyncio',
         '--conformance-time-scale',

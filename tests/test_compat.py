@@ -35,7 +35,9 @@ class TestNewer(WorkspaceBackendSuite):
         return lambda ref: LocalWorkspaceBackend(ref.id)
 """
     )
-    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-rs', '-k', 'run_starts_in_cwd or detached')
+    result = pytester.runpytest_inprocess(
+        '-p', 'no:cacheprovider', '-rs', '-k', 'run_starts_in_cwd or reaches_a_detached_process'
+    )
     if HAS_CWD:
         result.assert_outcomes(passed=4)
     else:

@@ -123,7 +123,7 @@ def test_bundle_verifies_and_a_changed_outcome_is_named(tmp_path: Path) -> None:
             '--bundle',
             str(bundle),
             '-k',
-            'test_exists',
+            'test_exists and not below and not working_dir',
             '--anyio-backend',
             'asyncio',
             '--conformance-profile',

@@ -48,7 +48,9 @@ class TestVariant(WorkspaceBackendSuite):
 {VARIANTS[variant]}
 """
     )
-    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-v', '-k', 'test_exists or env_is_added')
+    result = pytester.runpytest_inprocess(
+        '-p', 'no:cacheprovider', '-v', '-k', '(test_exists and not below and not working_dir) or env_is_added'
+    )
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(['*test_exists?asyncio?*PASSED*', '*test_exists?trio?*PASSED*'], consecutive=False)
 
@@ -68,7 +70,9 @@ class TestForgot(WorkspaceBackendSuite):
     pass
 """
     )
-    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-k', 'test_exists and asyncio')
+    result = pytester.runpytest_inprocess(
+        '-p', 'no:cacheprovider', '-k', 'test_exists and not below and not working_dir and asyncio'
+    )
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(['*WorkspaceBackendSuite needs a `backend` fixture*'])
 

@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import hypothesis.configuration
 import pytest
 
 from ._version import __version__
@@ -217,6 +218,9 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         _drop_bypass_capabilities(argv)
     with tempfile.TemporaryDirectory(prefix='workspace-conformance-') as temporary:
         run_dir = Path(temporary)
+        # Hypothesis keeps a cache of constants (and, in the dev profile, its example database) in its home
+        # directory, `.hypothesis` in the current directory by default: keep it in the run's own directory.
+        hypothesis.configuration.set_hypothesis_home_dir(str(run_dir / 'hypothesis'))
         spec = CertificationSpec(
             target=args.target,
             run_dir=str(run_dir / 'environments'),
