@@ -287,7 +287,7 @@ class CommandRules:
         require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         script = 'printf out-before-timeout; printf err-before-timeout >&2; exec sleep 60'
         try:
-            await commands_of(backend).run(['sh', '-c', script], timeout=current_run().seconds(2))
+            await commands_of(backend).run(['sh', '-c', script], timeout=current_run().seconds(1))
         except WorkspaceTimeoutError as error:
             caught = error
         else:
@@ -314,7 +314,7 @@ class CommandRules:
         """A command that finishes before its `timeout` returns its normal result."""
         require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         result = await commands_of(backend).run(
-            ['sh', '-c', 'sleep 1; printf finished; exit 3'], timeout=current_run().seconds(30)
+            ['sh', '-c', 'sleep 0.3; printf finished; exit 3'], timeout=current_run().seconds(30)
         )
         assert (result.exit_code, result.stdout) == (3, 'finished'), (
             f'a 1 s command with a 30 s timeout gave {_describe(result)}'
@@ -423,7 +423,7 @@ class CommandRules:
     ) -> None:
         """Output written to stderr after the command closed its stdout is returned, with the real exit code."""
         require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
-        script = 'printf before-close; exec >&-; sleep 1; printf after-close >&2; exit 3'
+        script = 'printf before-close; exec >&-; sleep 0.3; printf after-close >&2; exit 3'
         result = await commands_of(backend).run(['sh', '-c', script])
         observed = (result.exit_code, result.stdout, result.stderr)
         assert observed == (3, 'before-close', 'after-close'), f'got (exit_code, stdout, stderr) = {observed!r}'
@@ -436,7 +436,7 @@ class CommandRules:
         require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         commands = commands_of(backend)
         lines = 'i=0; while [ "$i" -lt 200 ]; do printf "%s\\n" "$1"; i=$((i + 1)); done'
-        script = f'{lines}; sleep 1; {lines}'
+        script = f'{lines}; sleep 0.3; {lines}'
         results: dict[str, CommandResult] = {}
 
         async def run_one(marker: str) -> None:

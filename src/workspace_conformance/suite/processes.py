@@ -197,7 +197,7 @@ class ProcessRules:
             try:
                 with expect_error(WorkspaceTimeoutError, 'a 60 s sleep with a 2 s timeout'):
                     await commands.run(
-                        ['sh', '-c', WRITE_PID_THEN_SLEEP, 'sh', pid_file], timeout=current_run().seconds(2)
+                        ['sh', '-c', WRITE_PID_THEN_SLEEP, 'sh', pid_file], timeout=current_run().seconds(1)
                     )
                 pid = await _pid_from(workspace, pid_file, 'the timed-out command')
                 await wait_until(
@@ -220,7 +220,7 @@ class ProcessRules:
                     await commands.run(
                         f'sh -c {shlex.quote(WRITE_PID_THEN_SLEEP)} sh {shlex.quote(pid_file)}; printf not-reached',
                         shell=True,
-                        timeout=current_run().seconds(2),
+                        timeout=current_run().seconds(1),
                     )
                 pid = await _pid_from(workspace, pid_file, "the shell string's child")
                 await wait_until(
@@ -301,7 +301,7 @@ class ProcessRules:
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             pid_file = posixpath.join(root, 'child-pid')
-            script = 'sleep 1 >/dev/null 2>&1 & echo $! > "$1"; exec >/dev/null 2>&1; wait; exit 5'
+            script = 'sleep 0.5 >/dev/null 2>&1 & echo $! > "$1"; exec >/dev/null 2>&1; wait; exit 5'
             pid = None
             try:
                 result = await commands.run(['sh', '-c', script, 'sh', pid_file])
