@@ -195,7 +195,7 @@ class ProcessRules:
             pid_file = posixpath.join(root, 'pid')
             pid = None
             try:
-                with expect_error(WorkspaceTimeoutError, 'a 60 s sleep with a 2 s timeout'):
+                with expect_error(WorkspaceTimeoutError, 'a 60 s sleep with a 1 s timeout'):
                     await commands.run(
                         ['sh', '-c', WRITE_PID_THEN_SLEEP, 'sh', pid_file], timeout=current_run().seconds(1)
                     )
@@ -216,7 +216,7 @@ class ProcessRules:
             pid_file = posixpath.join(root, 'child-pid')
             pid = None
             try:
-                with expect_error(WorkspaceTimeoutError, 'a shell string running a 60 s child with a 2 s timeout'):
+                with expect_error(WorkspaceTimeoutError, 'a shell string running a 60 s child with a 1 s timeout'):
                     await commands.run(
                         f'sh -c {shlex.quote(WRITE_PID_THEN_SLEEP)} sh {shlex.quote(pid_file)}; printf not-reached',
                         shell=True,
