@@ -291,7 +291,7 @@ class CommandRules:
         except WorkspaceTimeoutError as error:
             caught = error
         else:
-            raise AssertionError('a 60 s sleep with a 2 s timeout returned normally instead of raising')
+            raise AssertionError('a 60 s sleep with a 1 s timeout returned normally instead of raising')
         assert 'out-before-timeout' in caught.stdout and 'err-before-timeout' in caught.stderr, (
             f'the timeout error held stdout {caught.stdout!r} and stderr {caught.stderr!r}'
         )
