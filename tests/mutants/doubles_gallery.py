@@ -15,7 +15,7 @@ from pydantic_ai.workspaces import FileEntry, WorkspaceBackend
 from workspace_conformance.doubles import InMemoryBackend, InMemoryProvider, memory_symlink
 from workspace_conformance.doubles.provider import ProviderBackend
 
-from .registry import mutant
+from .registry import in_memory, mutant
 
 
 class TextualDotDot(InMemoryBackend):
@@ -46,19 +46,11 @@ class WriteReplacesLinks(InMemoryBackend):
         await super().write_bytes(path, data)
 
 
-def _memory(kind: type[InMemoryBackend]) -> object:
-    def build(run_dir: Path) -> WorkspaceBackend:
-        return kind()
-
-    build.__name__ = kind.__name__
-    return build
-
-
 mutant(
     name='memory_collapses_dotdot_as_text',
     kills=['realpath_and_entries_follow_symlinks'],
     bug='A filesystem-only backend normalizes `..` as text before resolving links, so `link/..` climbs from the link.',
-    backend=_memory(TextualDotDot),  # type: ignore[arg-type]
+    backend=in_memory(TextualDotDot),
     make_symlink=memory_symlink,
 )
 
@@ -66,7 +58,7 @@ mutant(
     name='memory_listing_drops_links',
     kills=['symlink_loop_does_not_break_listing', 'realpath_and_entries_follow_symlinks'],
     bug='A storage API that lists only files and directories hides every symlink, loops included.',
-    backend=_memory(ListingDropsLinks),  # type: ignore[arg-type]
+    backend=in_memory(ListingDropsLinks),
     make_symlink=memory_symlink,
 )
 
@@ -74,7 +66,7 @@ mutant(
     name='memory_write_replaces_links',
     kills=['writes_go_through_a_symlink'],
     bug='An object-store backend writes by replacing whatever is at the path, so a symlink becomes a plain file.',
-    backend=_memory(WriteReplacesLinks),  # type: ignore[arg-type]
+    backend=in_memory(WriteReplacesLinks),
     make_symlink=memory_symlink,
 )
 

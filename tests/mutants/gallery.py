@@ -39,7 +39,7 @@ from pydantic_ai.workspaces import (
 
 from workspace_conformance.targets.local import LazyLocalBackend
 
-from .registry import mutant, shared_dir
+from .registry import mutant, on_shared_dir, shared_dir
 
 MiB = 1024 * 1024
 INHERITED_ENV = ('PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE')
@@ -77,11 +77,6 @@ def _check_form(command: WorkspaceCommand, shell: bool) -> None:
         raise TypeError('a string command requires shell=True, and an argv sequence shell=False')
 
 
-def _shared(cls: Callable[[Path], WorkspaceBackend]) -> Callable[[Path], WorkspaceBackend]:
-    """The mutant's shared backend: `cls` built on the run's shared directory."""
-    return lambda run_dir: cls(shared_dir(run_dir))
-
-
 # --- commands ---------------------------------------------------------------------------------------------------
 
 
@@ -105,7 +100,7 @@ mutant(
     name='guesses_the_command_form',
     kills=['command_form_must_match_shell'],
     bug='run() guesses the form: a string without shell=True goes through the shell, an argv with it is joined.',
-    backend=_shared(GuessesTheCommandForm),
+    backend=on_shared_dir(GuessesTheCommandForm),
 )
 
 
@@ -127,7 +122,7 @@ mutant(
     name='joins_argv_given_with_shell',
     kills=['command_form_must_match_shell'],
     bug='run() accepts an argv sequence with shell=True by quoting it into one shell string instead of refusing it.',
-    backend=_shared(JoinsArgvWithShell),
+    backend=on_shared_dir(JoinsArgvWithShell),
 )
 
 
@@ -151,7 +146,7 @@ mutant(
     name='feeds_a_stray_line_to_stdin',
     kills=['stdin_is_at_eof'],
     bug="run() leaves the command's stdin connected to a channel that still holds a stray line (a login banner).",
-    backend=_shared(FeedsAStrayLine),
+    backend=on_shared_dir(FeedsAStrayLine),
 )
 
 
@@ -175,7 +170,7 @@ mutant(
     name='drops_undecodable_bytes',
     kills=['undecodable_command_bytes_are_replaced'],
     bug="Command output is decoded with errors='ignore', silently dropping bytes that are not UTF-8.",
-    backend=_shared(DropsUndecodableBytes),
+    backend=on_shared_dir(DropsUndecodableBytes),
 )
 
 
@@ -196,7 +191,7 @@ mutant(
     name='truncates_stdout_at_64k',
     kills=['command_output_is_complete'],
     bug="stdout is cut at the provider's 64 KiB message size and returned as a successful result.",
-    backend=_shared(TruncatesStdout),
+    backend=on_shared_dir(TruncatesStdout),
 )
 
 
@@ -217,7 +212,7 @@ mutant(
     name='truncates_stderr_at_64k',
     kills=['command_output_is_complete'],
     bug='stderr is kept in a 64 KiB ring buffer for diagnostics only, so a long stderr comes back cut.',
-    backend=_shared(TruncatesStderr),
+    backend=on_shared_dir(TruncatesStderr),
 )
 
 
@@ -238,7 +233,7 @@ mutant(
     name='merges_stderr_into_stdout',
     kills=['result_reports_exit_code_stdout_and_stderr'],
     bug='Commands run on a pty-like channel that merges stderr into stdout, so stderr always comes back empty.',
-    backend=_shared(MergesStderrIntoStdout),
+    backend=on_shared_dir(MergesStderrIntoStdout),
 )
 
 
@@ -261,7 +256,7 @@ mutant(
     name='raises_on_non_zero_exit',
     kills=['result_reports_exit_code_stdout_and_stderr'],
     bug='run() treats a non-zero exit as a failure (check=True) and raises instead of returning the result.',
-    backend=_shared(RaisesOnNonZeroExit),
+    backend=on_shared_dir(RaisesOnNonZeroExit),
 )
 
 
@@ -286,7 +281,7 @@ mutant(
     name='raises_for_a_missing_program',
     kills=['a_missing_program_exits_127'],
     bug="The spawn's FileNotFoundError for a missing argv program escapes run() instead of becoming exit 127.",
-    backend=_shared(RaisesForAMissingProgram),
+    backend=on_shared_dir(RaisesForAMissingProgram),
 )
 
 
@@ -308,7 +303,7 @@ mutant(
     name='joins_argv_unquoted',
     kills=['argv_items_are_literal'],
     bug="An argv is sent to the provider's exec API as ' '.join(argv), so the remote shell splits and expands it.",
-    backend=_shared(JoinsArgvUnquoted),
+    backend=on_shared_dir(JoinsArgvUnquoted),
 )
 
 
@@ -330,7 +325,7 @@ mutant(
     name='runs_only_the_last_line',
     kills=['run_starts_in_cwd'],
     bug="A line-oriented exec channel runs only a shell string's last line, dropping Workspace.run's `cd` prefix.",
-    backend=_shared(RunsOnlyTheLastLine),
+    backend=on_shared_dir(RunsOnlyTheLastLine),
 )
 
 
@@ -353,7 +348,7 @@ mutant(
     name='timeout_is_an_exit_code',
     kills=['timeout_raises_workspace_timeout_error'],
     bug='A timed-out command is reported like `timeout(1)` does, as exit code 124, instead of raising.',
-    backend=_shared(TimeoutIsAnExitCode),
+    backend=on_shared_dir(TimeoutIsAnExitCode),
 )
 
 
@@ -373,7 +368,7 @@ mutant(
     name='ignores_env',
     kills=['env_is_added'],
     bug='run() accepts env= but never passes it to the process it starts.',
-    backend=_shared(IgnoresEnv),
+    backend=on_shared_dir(IgnoresEnv),
 )
 
 
@@ -389,7 +384,7 @@ mutant(
     name='reads_at_most_4mib',
     kills=['large_file_round_trip'],
     bug="read_bytes returns one response of the provider's file API, which holds at most 4 MiB.",
-    backend=_shared(ReadsAtMost4MiB),
+    backend=on_shared_dir(ReadsAtMost4MiB),
 )
 
 
@@ -402,7 +397,7 @@ mutant(
     name='writes_through_a_text_channel',
     kills=['bytes_round_trip_and_write_creates_parents', 'large_file_round_trip'],
     bug='write_bytes sends the data as UTF-8 text (a JSON string field), so bytes that are not UTF-8 are mangled.',
-    backend=_shared(WritesThroughATextChannel),
+    backend=on_shared_dir(WritesThroughATextChannel),
 )
 
 
@@ -425,7 +420,7 @@ mutant(
     name='write_does_not_truncate',
     kills=['bytes_round_trip_and_write_creates_parents'],
     bug='write_bytes opens with O_WRONLY|O_CREAT but no O_TRUNC, so a shorter rewrite keeps the old tail.',
-    backend=_shared(WriteDoesNotTruncate),
+    backend=on_shared_dir(WriteDoesNotTruncate),
 )
 
 
@@ -442,7 +437,7 @@ mutant(
     name='write_does_not_create_parents',
     kills=['bytes_round_trip_and_write_creates_parents'],
     bug="write_bytes is a plain open(path, 'wb'), which fails when the parent directory does not exist yet.",
-    backend=_shared(WriteNeedsParents),
+    backend=on_shared_dir(WriteNeedsParents),
 )
 
 
@@ -456,7 +451,7 @@ mutant(
     name='exists_raises_for_a_missing_path',
     kills=['exists'],
     bug='exists() is implemented as a stat call, so a missing path raises FileNotFoundError instead of False.',
-    backend=_shared(ExistsRaisesForMissing),
+    backend=on_shared_dir(ExistsRaisesForMissing),
 )
 
 
@@ -469,7 +464,7 @@ mutant(
     name='lists_relative_paths',
     kills=['stat_and_list_dir'],
     bug="list_dir fills each entry's path with the bare name the provider's listing returns, not an absolute path.",
-    backend=_shared(ListsRelativePaths),
+    backend=on_shared_dir(ListsRelativePaths),
 )
 
 
@@ -484,7 +479,7 @@ mutant(
     name='stat_does_not_follow_links',
     kills=['realpath_and_entries_follow_symlinks'],
     bug='stat() uses lstat, so a symlink to a directory is reported as a non-directory.',
-    backend=_shared(StatDoesNotFollowLinks),
+    backend=on_shared_dir(StatDoesNotFollowLinks),
 )
 
 
@@ -497,7 +492,7 @@ mutant(
     name='make_dir_is_not_idempotent',
     kills=['make_dir_creates_parents_and_is_idempotent'],
     bug='make_dir is os.makedirs without exist_ok, so making an existing directory raises FileExistsError.',
-    backend=_shared(MakeDirIsNotIdempotent),
+    backend=on_shared_dir(MakeDirIsNotIdempotent),
 )
 
 
@@ -519,7 +514,7 @@ mutant(
     name='write_back_cache',
     kills=['commands_and_files_share_one_environment'],
     bug='write_bytes lands in a client-side cache that read_bytes serves from and that is never flushed to disk.',
-    backend=_shared(WriteBackCache),
+    backend=on_shared_dir(WriteBackCache),
 )
 
 
@@ -533,7 +528,7 @@ mutant(
     name='remove_of_missing_succeeds',
     kills=['missing_paths_raise_file_not_found'],
     bug='remove() is `rm -rf`, which succeeds silently on a missing path.',
-    backend=_shared(RemoveOfMissingSucceeds),
+    backend=on_shared_dir(RemoveOfMissingSucceeds),
 )
 
 
@@ -549,7 +544,7 @@ mutant(
     name='listing_a_missing_dir_is_empty',
     kills=['missing_paths_raise_file_not_found'],
     bug="list_dir returns the provider's empty listing for a missing directory instead of raising FileNotFoundError.",
-    backend=_shared(ListingMissingIsEmpty),
+    backend=on_shared_dir(ListingMissingIsEmpty),
 )
 
 
@@ -565,7 +560,7 @@ mutant(
     name='reading_a_directory_is_empty',
     kills=['reading_a_directory_raises_is_a_directory'],
     bug="read_bytes of a directory returns b'' (an object store's empty 'folder' object) instead of raising.",
-    backend=_shared(ReadingADirectoryIsEmpty),
+    backend=on_shared_dir(ReadingADirectoryIsEmpty),
 )
 
 
@@ -581,7 +576,7 @@ mutant(
     name='listing_a_file_lists_it',
     kills=['listing_a_file_raises_not_a_directory'],
     bug='list_dir of a file returns that one file, as `ls file` prints it, instead of raising NotADirectoryError.',
-    backend=_shared(ListingAFileListsIt),
+    backend=on_shared_dir(ListingAFileListsIt),
 )
 
 
@@ -603,7 +598,7 @@ mutant(
     name='writing_over_a_directory_replaces_it',
     kills=['writing_to_a_directory_raises_is_a_directory'],
     bug='write_bytes to a directory deletes the directory and writes a file in its place (`rm -rf` then upload).',
-    backend=_shared(WritingOverADirectoryReplacesIt),
+    backend=on_shared_dir(WritingOverADirectoryReplacesIt),
 )
 
 
@@ -630,7 +625,7 @@ mutant(
     name='fifo_reads_empty',
     kills=['fifo_read_does_not_wait_for_writer'],
     bug="read_bytes of a FIFO does a non-blocking read of the empty pipe and returns b'' instead of raising OSError.",
-    backend=_shared(FifoReadsEmpty),
+    backend=on_shared_dir(FifoReadsEmpty),
 )
 
 
@@ -652,7 +647,7 @@ mutant(
     name='permission_is_a_workspace_error',
     kills=['permission_denied_uses_builtin_error'],
     bug="A permission denial is wrapped in the backend's generic WorkspaceError instead of raising PermissionError.",
-    backend=_shared(PermissionIsAWorkspaceError),
+    backend=on_shared_dir(PermissionIsAWorkspaceError),
     unprivileged=True,
 )
 
@@ -668,7 +663,7 @@ mutant(
     name='file_parent_is_file_exists',
     kills=['file_as_parent_raises_not_a_directory'],
     bug='Writing below a regular file raises the FileExistsError of `mkdir -p` on the parent, not NotADirectoryError.',
-    backend=_shared(FileParentIsFileExists),
+    backend=on_shared_dir(FileParentIsFileExists),
 )
 
 
@@ -682,7 +677,7 @@ mutant(
     name='make_dir_over_a_file_succeeds',
     kills=['making_a_directory_over_a_file_raises_file_exists'],
     bug='make_dir treats every EEXIST as "already there" and succeeds even when the path is a regular file.',
-    backend=_shared(MakeDirOverAFileSucceeds),
+    backend=on_shared_dir(MakeDirOverAFileSucceeds),
 )
 
 
@@ -698,7 +693,7 @@ mutant(
     name='remove_is_rmdir',
     kills=['remove_deletes_a_file_or_a_tree'],
     bug='remove() deletes directories with rmdir, which fails on a directory that is not empty.',
-    backend=_shared(RemoveIsRmdir),
+    backend=on_shared_dir(RemoveIsRmdir),
 )
 
 
@@ -741,7 +736,7 @@ mutant(
     name='refuses_only_the_working_dir',
     kills=['remove_refuses_the_working_dir_and_its_ancestors'],
     bug='remove() refuses exactly the working directory but deletes a parent of it, and the workspace with it.',
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     destructive_backend=lambda run_dir: RefusesOnlyTheWorkingDir(_sacrificial_dir(run_dir), jail=run_dir),
 )
 
@@ -749,7 +744,7 @@ mutant(
     name='remove_refuses_nothing',
     kills=['remove_refuses_the_working_dir_and_its_ancestors'],
     bug="remove() has no guard at all, so remove('.') deletes the whole working directory.",
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     destructive_backend=lambda run_dir: RefusesNothing(_sacrificial_dir(run_dir), jail=run_dir),
 )
 
@@ -775,7 +770,7 @@ mutant(
     name='listing_stats_every_entry',
     kills=['symlink_loop_does_not_break_listing'],
     bug='list_dir stats every entry and lets the ELOOP of a symlink loop fail the whole listing.',
-    backend=_shared(ListingStatsEveryEntry),
+    backend=on_shared_dir(ListingStatsEveryEntry),
 )
 
 
@@ -788,7 +783,7 @@ mutant(
     name='realpath_is_normpath',
     kills=['realpath_and_entries_follow_symlinks'],
     bug='realpath only normalizes the path as text (posixpath.normpath) and follows no symlinks.',
-    backend=_shared(RealpathIsNormpath),
+    backend=on_shared_dir(RealpathIsNormpath),
 )
 
 
@@ -809,7 +804,7 @@ mutant(
     name='atomic_write_replaces_links',
     kills=['writes_go_through_a_symlink'],
     bug='write_bytes writes a temporary file and renames it onto the path, replacing a symlink with a regular file.',
-    backend=_shared(AtomicWriteReplacesLinks),
+    backend=on_shared_dir(AtomicWriteReplacesLinks),
 )
 
 
@@ -822,7 +817,7 @@ mutant(
     name='strict_realpath',
     kills=['native_realpath_keeps_the_working_dir_and_missing_names'],
     bug='realpath resolves with strict=True (like `readlink -e`), so a path with missing names raises.',
-    backend=_shared(StrictRealpath),
+    backend=on_shared_dir(StrictRealpath),
 )
 
 
@@ -889,7 +884,7 @@ mutant(
     name='working_dir_with_trailing_slash',
     kills=['working_dir_is_canonical'],
     bug="working_dir() returns the provider's path spelled with a trailing '/', which is not normalized.",
-    backend=_shared(WorkingDirWithTrailingSlash),
+    backend=on_shared_dir(WorkingDirWithTrailingSlash),
 )
 
 
@@ -929,7 +924,7 @@ mutant(
     name='new_ref_on_every_access',
     kills=['ref_exists_after_the_first_operation_and_is_stable'],
     bug='ref builds a new WorkspaceRef from a fresh session id on every access instead of keeping the first.',
-    backend=_shared(NewRefOnEveryAccess),
+    backend=on_shared_dir(NewRefOnEveryAccess),
 )
 
 
@@ -943,7 +938,7 @@ mutant(
     name='ref_never_set',
     kills=['ref_exists_after_the_first_operation_and_is_stable'],
     bug='ref is only filled in by an explicit create() call, so it stays None after operations create the environment.',
-    backend=_shared(RefNeverSet),
+    backend=on_shared_dir(RefNeverSet),
 )
 
 
@@ -962,7 +957,7 @@ mutant(
     name='unlocked_first_use',
     kills=['concurrent_first_use_shares_one_environment'],
     bug='First use checks "no environment yet" and creates one without a lock, so concurrent first uses each create.',
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     fresh_backend=lambda run_dir: UnlockedLazyBackend(run_dir / 'fresh'),
 )
 
@@ -971,7 +966,7 @@ mutant(
     name='attach_ignores_the_ref',
     kills=['a_backend_attached_by_ref_reaches_the_same_environment'],
     bug='The attach path drops the ref it is given and builds a backend that creates a new environment.',
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=lambda run_dir, ref: LazyLocalBackend(run_dir / 'fresh'),
 )
 
@@ -995,7 +990,7 @@ mutant(
     name='destroyed_is_a_normal_exit',
     kills=['destroying_environment_during_command_raises_unavailable'],
     bug='run() reports a command whose environment was destroyed under it as an ordinary exit instead of raising.',
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     destructive_backend=lambda run_dir: DestroyedIsANormalExit(_sacrificial_dir(run_dir)),
 )
 
@@ -1011,7 +1006,7 @@ mutant(
     name='attach_recreates_a_destroyed_environment',
     kills=['attaching_to_a_destroyed_environment_raises_unavailable'],
     bug="Attaching by ref runs `mkdir -p` on the ref's directory, silently recreating a destroyed environment empty.",
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=_recreating_attach,
 )
 
@@ -1054,7 +1049,7 @@ mutant(
     name='waits_for_pipe_eof',
     kills=['background_child_does_not_hold_up_completed_command'],
     bug='run() waits for end of file on the output pipes, so a background child holding stdout delays it.',
-    backend=_shared(WaitsForPipeEof),
+    backend=on_shared_dir(WaitsForPipeEof),
 )
 
 
@@ -1104,7 +1099,7 @@ mutant(
     name='abandons_the_process_on_cancel',
     kills=['cancellation_stops_foreground_work'],
     bug='A cancelled run() abandons the worker thread waiting on the process and never kills the process.',
-    backend=_shared(AbandonsOnCancel),
+    backend=on_shared_dir(AbandonsOnCancel),
 )
 
 
@@ -1129,6 +1124,6 @@ mutant(
     name='attach_restarts_the_sandbox',
     kills=['a_backend_attached_by_ref_reaches_a_detached_process'],
     bug='Attaching by ref restarts the sandbox, killing every process that was running in the environment.',
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=_restarting_attach,
 )

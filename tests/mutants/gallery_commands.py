@@ -31,8 +31,8 @@ from pydantic_ai.workspaces import (
 )
 from pydantic_ai.workspaces.protocol import validate_timeout
 
-from .gallery import _blocking, _check_form, _command_env, _shared
-from .registry import mutant
+from .gallery import _blocking, _check_form, _command_env
+from .registry import mutant, on_shared_dir
 
 # --- a plain subprocess runner, one step of which each mutant below changes -----------------------------------
 
@@ -118,7 +118,7 @@ mutant(
     name='env_replaces_the_environment',
     kills=['env_layers_over_the_backend_environment'],
     bug="env= is passed as the process's whole environment (Popen(env=env)), dropping PATH and the backend's own.",
-    backend=_shared(ReplacesTheEnvironment),
+    backend=on_shared_dir(ReplacesTheEnvironment),
 )
 
 
@@ -131,7 +131,7 @@ mutant(
     name='backend_environment_wins',
     kills=['env_overrides_the_backend_variable_of_the_same_name'],
     bug="The backend's own variables are merged over env= ({**env, **own}), so the caller cannot override one.",
-    backend=_shared(BackendEnvironmentWins),
+    backend=on_shared_dir(BackendEnvironmentWins),
 )
 
 
@@ -156,7 +156,7 @@ mutant(
     name='env_sticks_to_the_backend',
     kills=['env_does_not_leak_into_later_commands'],
     bug="run() does self.env.update(env), so one call's variables stay set for every later command.",
-    backend=_shared(StickyEnvironment),
+    backend=on_shared_dir(StickyEnvironment),
 )
 
 
@@ -179,7 +179,7 @@ mutant(
     name='env_through_an_env_file',
     kills=['env_values_arrive_byte_exact'],
     bug='env= travels as a line-based env file (like `docker --env-file`): values lose all but their first line.',
-    backend=_shared(EnvThroughAnEnvFile),
+    backend=on_shared_dir(EnvThroughAnEnvFile),
 )
 
 
@@ -204,7 +204,7 @@ mutant(
     name='exit_code_as_a_signed_byte',
     kills=['exit_codes_0_to_255_round_trip'],
     bug="The provider's API carries the exit status as a signed byte, so 128 to 255 come back negative.",
-    backend=_shared(SignedByteExitCode),
+    backend=on_shared_dir(SignedByteExitCode),
 )
 
 
@@ -217,7 +217,7 @@ mutant(
     name='signal_death_is_a_negative_code',
     kills=['death_by_signal_is_exit_code_128_plus_n'],
     bug="A signal death is reported as Popen's returncode -N instead of the shell's 128 + N.",
-    backend=_shared(ReportsTheRawReturnCode),
+    backend=on_shared_dir(ReportsTheRawReturnCode),
 )
 
 
@@ -242,7 +242,7 @@ mutant(
     name='raises_for_a_non_executable_program',
     kills=['a_non_executable_program_exits_126'],
     bug="The spawn's PermissionError for an argv program without execute permission escapes instead of exit 126.",
-    backend=_shared(RaisesForANonExecutableProgram),
+    backend=on_shared_dir(RaisesForANonExecutableProgram),
 )
 
 
@@ -268,7 +268,7 @@ mutant(
     name='timeout_drops_partial_output',
     kills=['timeout_error_carries_partial_output'],
     bug='A timeout raises WorkspaceTimeoutError without the output read so far, which the backend throws away.',
-    backend=_shared(TimeoutDropsOutput),
+    backend=on_shared_dir(TimeoutDropsOutput),
 )
 
 
@@ -292,7 +292,7 @@ mutant(
     name='accepts_any_timeout',
     kills=['invalid_timeouts_raise_value_error'],
     bug='A timeout of 0, a negative one, NaN or infinity silently means "no timeout", and a string is converted.',
-    backend=_shared(AcceptsAnyTimeout),
+    backend=on_shared_dir(AcceptsAnyTimeout),
 )
 
 
@@ -312,7 +312,7 @@ mutant(
     name='timeout_in_milliseconds',
     kills=['an_unreached_timeout_returns_the_result'],
     bug='timeout= is handed to a provider field that counts milliseconds, so a 30 s timeout fires after 30 ms.',
-    backend=_shared(TimeoutInMilliseconds),
+    backend=on_shared_dir(TimeoutInMilliseconds),
 )
 
 
@@ -337,7 +337,7 @@ mutant(
     name='timeout_abandons_the_command',
     kills=['timeout_stops_the_foreground_process', 'timeout_stops_the_process_tree'],
     bug='On timeout the backend closes only its exec session, and the command it started keeps running.',
-    backend=_shared(AbandonsTimedOutCommands),
+    backend=on_shared_dir(AbandonsTimedOutCommands),
 )
 
 
@@ -363,7 +363,7 @@ mutant(
     name='output_cap_truncates_silently',
     kills=['output_past_a_cap_is_complete_or_an_output_limit_error'],
     bug="Output past the backend's cap is cut to what was kept and returned as a successful result.",
-    backend=_shared(CapTruncatesSilently),
+    backend=on_shared_dir(CapTruncatesSilently),
 )
 
 
@@ -388,7 +388,7 @@ mutant(
     name='output_in_universal_newlines_mode',
     kills=['line_endings_and_tabs_are_preserved'],
     bug='Output is decoded in text mode with universal newlines, turning CR LF and lone CR into LF.',
-    backend=_shared(UniversalNewlines),
+    backend=on_shared_dir(UniversalNewlines),
 )
 
 
@@ -413,7 +413,7 @@ mutant(
     name='output_decoded_as_latin1',
     kills=['non_ascii_output_round_trips'],
     bug="Output bytes are decoded with the host's latin-1 locale, so UTF-8 text comes back as mojibake.",
-    backend=_shared(DecodesAsLatin1),
+    backend=on_shared_dir(DecodesAsLatin1),
 )
 
 
@@ -434,7 +434,7 @@ mutant(
     name='output_is_stripped',
     kills=['output_whitespace_is_not_trimmed'],
     bug='stdout and stderr are .strip()ped for tidier tool output, losing leading and trailing whitespace.',
-    backend=_shared(StripsOutput),
+    backend=on_shared_dir(StripsOutput),
 )
 
 
@@ -455,7 +455,7 @@ mutant(
     name='output_as_c_strings',
     kills=['nul_bytes_in_output_are_kept'],
     bug='Output passes through a C string in the agent, so it ends at the first NUL byte.',
-    backend=_shared(OutputAsCStrings),
+    backend=on_shared_dir(OutputAsCStrings),
 )
 
 
@@ -477,7 +477,7 @@ mutant(
     name='argv_through_an_ascii_channel',
     kills=['non_ascii_argv_items_are_literal'],
     bug="argv items are encoded as ASCII with replacement for the provider's exec request, so non-ASCII becomes '?'.",
-    backend=_shared(AsciiArgv),
+    backend=on_shared_dir(AsciiArgv),
 )
 
 
@@ -502,7 +502,7 @@ mutant(
     name='streams_merged_on_a_pty',
     kills=['stdout_and_stderr_stay_apart'],
     bug='Commands run on a pty, which carries stderr interleaved into stdout and leaves stderr empty.',
-    backend=_shared(MergesStreamsAtTheSource),
+    backend=on_shared_dir(MergesStreamsAtTheSource),
 )
 
 
@@ -523,7 +523,7 @@ mutant(
     name='stderr_only_on_failure',
     kills=['stderr_alone_is_returned'],
     bug="stderr is only attached to failed commands (as the provider's error message), so a success drops it.",
-    backend=_shared(StderrOnlyOnFailure),
+    backend=on_shared_dir(StderrOnlyOnFailure),
 )
 
 
@@ -540,7 +540,7 @@ mutant(
     name='stops_reading_at_stdout_eof',
     kills=['output_after_stdout_closes_is_kept'],
     bug='Output collection ends when stdout reaches end of file, dropping stderr the command writes afterwards.',
-    backend=_shared(StopsReadingAtStdoutEof),
+    backend=on_shared_dir(StopsReadingAtStdoutEof),
 )
 
 
@@ -568,7 +568,7 @@ mutant(
     name='commands_share_one_transcript',
     kills=['concurrent_commands_keep_their_own_output'],
     bug="All commands share one session whose output is read from a command's start to its end, others' included.",
-    backend=_shared(SharesOneTranscript),
+    backend=on_shared_dir(SharesOneTranscript),
 )
 
 
@@ -590,7 +590,7 @@ mutant(
     name='returns_raw_output_bytes',
     kills=['result_fields_have_the_declared_types'],
     bug="stdout and stderr are returned as the provider's raw bytes, never decoded to str.",
-    backend=_shared(ReturnsRawBytes),
+    backend=on_shared_dir(ReturnsRawBytes),
 )
 
 
@@ -612,7 +612,7 @@ mutant(
     name='exit_code_as_a_failure_flag',
     kills=['result_fields_have_the_declared_types'],
     bug="exit_code is filled from the provider's boolean `failed` field, so it is True or False.",
-    backend=_shared(ExitCodeAsAFlag),
+    backend=on_shared_dir(ExitCodeAsAFlag),
 )
 
 
@@ -637,7 +637,7 @@ mutant(
     name='shell_strings_split_without_a_shell',
     kills=['shell_strings_are_interpreted_by_a_posix_shell'],
     bug='A shell string is shlex.split and exec-ed directly, so pipes, `&&`, variables and globs are literal words.',
-    backend=_shared(SplitsShellStrings),
+    backend=on_shared_dir(SplitsShellStrings),
 )
 
 
@@ -659,7 +659,7 @@ mutant(
     name='shell_strings_start_at_home',
     kills=['shell_strings_start_in_the_working_dir'],
     bug='Shell strings run in a login shell (`bash -lc`), which starts in $HOME instead of the working directory.',
-    backend=_shared(LoginShell),
+    backend=on_shared_dir(LoginShell),
 )
 
 
@@ -681,7 +681,7 @@ mutant(
     name='shell_strings_in_strict_mode',
     kills=['shell_strings_run_with_default_shell_options'],
     bug='Shell strings run as `bash -euo pipefail -c`, so a failing command stops the script and pipelines fail early.',
-    backend=_shared(StrictModeShell),
+    backend=on_shared_dir(StrictModeShell),
 )
 
 
@@ -704,7 +704,7 @@ mutant(
     name='relative_programs_resolved_on_the_host',
     kills=['a_relative_argv_program_resolves_in_the_working_dir'],
     bug="A relative argv program is made absolute against the client's directory, not the command's working dir.",
-    backend=_shared(ResolvesProgramsOnTheHost),
+    backend=on_shared_dir(ResolvesProgramsOnTheHost),
 )
 
 
@@ -721,7 +721,7 @@ mutant(
     name='kills_only_the_direct_process',
     kills=['timeout_stops_the_process_tree', 'cancellation_stops_the_process_tree'],
     bug='A timeout or cancellation kills only the process the backend spawned (Popen.kill), not its process group.',
-    backend=_shared(KillsOnlyTheShell),
+    backend=on_shared_dir(KillsOnlyTheShell),
 )
 
 
@@ -746,7 +746,7 @@ mutant(
     name='waits_for_the_whole_process_group',
     kills=['a_redirected_background_job_does_not_delay_run'],
     bug="run() returns only once every process in the command's process group has exited, background jobs too.",
-    backend=_shared(WaitsForTheProcessGroup),
+    backend=on_shared_dir(WaitsForTheProcessGroup),
 )
 
 
@@ -799,7 +799,7 @@ mutant(
     name='returns_at_end_of_output',
     kills=['run_returns_only_after_the_command_exits'],
     bug='run() returns when the output pipes reach end of file and reads the exit status then, defaulting to 0.',
-    backend=_shared(ReturnsAtEndOfOutput),
+    backend=on_shared_dir(ReturnsAtEndOfOutput),
 )
 
 
@@ -843,5 +843,5 @@ mutant(
     name='kills_detached_processes_on_return',
     kills=['a_detached_process_outlives_the_command'],
     bug='When a command returns, the backend stops its whole cgroup, killing processes it detached with setsid.',
-    backend=_shared(KillsEverythingOnReturn),
+    backend=on_shared_dir(KillsEverythingOnReturn),
 )

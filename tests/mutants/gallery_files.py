@@ -31,7 +31,7 @@ from pydantic_ai.workspaces import FileEntry, LocalWorkspaceBackend, WorkspaceBa
 from workspace_conformance.doubles import InMemoryBackend, memory_symlink
 from workspace_conformance.targets.local import LAZY_PROVIDER, LazyLocalBackend
 
-from .registry import mutant, shared_dir
+from .registry import in_memory, mutant, on_shared_dir, shared_dir
 
 T = TypeVar('T')
 
@@ -53,19 +53,6 @@ def _refuse_outside(path: str | Path, root: str | Path) -> None:
         raise ValueError(f'mutant refuses to touch {path}, which is not below its working directory {root}')
 
 
-def _shared(cls: Callable[[Path], WorkspaceBackend]) -> Callable[[Path], WorkspaceBackend]:
-    """The mutant's shared backend: `cls` built on the run's shared directory."""
-    return lambda run_dir: cls(shared_dir(run_dir))
-
-
-def _memory(kind: type[InMemoryBackend]) -> Callable[[Path], WorkspaceBackend]:
-    def build(run_dir: Path) -> WorkspaceBackend:
-        return kind()
-
-    build.__name__ = kind.__name__
-    return build
-
-
 # --- files: contents --------------------------------------------------------------------------------------------
 
 
@@ -79,7 +66,7 @@ mutant(
     name='skips_empty_writes',
     kills=['empty_file_round_trip', 'zero_byte_write_creates_the_file'],
     bug='write_bytes returns early on empty data (the upload API rejects empty bodies): no file, no truncation.',
-    backend=_shared(SkipsEmptyWrites),
+    backend=on_shared_dir(SkipsEmptyWrites),
 )
 
 
@@ -101,7 +88,7 @@ mutant(
     name='zero_byte_files_are_folder_markers',
     kills=['zero_byte_write_creates_the_file'],
     bug="An object-store backend takes every zero-byte object for a 'folder/' marker and reports it as a directory.",
-    backend=_shared(ZeroByteFilesAreFolderMarkers),
+    backend=on_shared_dir(ZeroByteFilesAreFolderMarkers),
 )
 
 
@@ -124,7 +111,7 @@ mutant(
     name='rewrites_in_place',
     kills=['shorter_overwrite_truncates'],
     bug="write_bytes opens an existing file with 'r+b' and writes over its start, so a shorter rewrite keeps the tail.",
-    backend=_shared(RewritesInPlace),
+    backend=on_shared_dir(RewritesInPlace),
 )
 
 
@@ -137,7 +124,7 @@ mutant(
     name='translates_newlines',
     kills=['line_endings_and_nul_bytes_are_preserved'],
     bug='Uploads go through a text-mode channel with universal newlines, turning CRLF and lone CR into LF.',
-    backend=_shared(TranslatesNewlines),
+    backend=on_shared_dir(TranslatesNewlines),
 )
 
 
@@ -150,7 +137,7 @@ mutant(
     name='stops_at_nul',
     kills=['line_endings_and_nul_bytes_are_preserved'],
     bug='The sandbox agent returns file contents as a C string, so a read ends at the first NUL byte.',
-    backend=_shared(StopsAtNul),
+    backend=on_shared_dir(StopsAtNul),
 )
 
 
@@ -163,7 +150,7 @@ mutant(
     name='reads_through_a_text_channel',
     kills=['invalid_utf8_bytes_are_preserved'],
     bug='read_bytes gets the contents as a JSON string field, so bytes that are not UTF-8 come back as U+FFFD.',
-    backend=_shared(ReadsThroughATextChannel),
+    backend=on_shared_dir(ReadsThroughATextChannel),
 )
 
 
@@ -178,7 +165,7 @@ mutant(
     name='reads_into_a_bytearray',
     kills=['read_bytes_returns_bytes'],
     bug='read_bytes assembles paged chunks in a bytearray and returns that buffer instead of bytes.',
-    backend=_shared(ReadsIntoABytearray),
+    backend=on_shared_dir(ReadsIntoABytearray),
 )
 
 
@@ -196,7 +183,7 @@ mutant(
     name='stat_size_is_a_float',
     kills=['stat_returns_a_file_entry_with_exact_types'],
     bug="stat passes the provider's JSON number through unconverted, so every size arrives as a float.",
-    backend=_shared(StatSizeIsAFloat),
+    backend=on_shared_dir(StatSizeIsAFloat),
 )
 
 
@@ -214,7 +201,7 @@ mutant(
     name='lists_lazily',
     kills=['list_dir_returns_entries_under_the_directory'],
     bug="list_dir returns a generator over the provider's pages instead of a sequence, so it can be walked only once.",
-    backend=_shared(ListsLazily),
+    backend=on_shared_dir(ListsLazily),
 )
 
 
@@ -233,7 +220,7 @@ mutant(
     name='sizes_in_blocks',
     kills=['list_dir_returns_entries_under_the_directory'],
     bug='list_dir reports the disk space each file uses (st_blocks * 512, as `du` does), not its length in bytes.',
-    backend=_shared(SizesInBlocks),
+    backend=on_shared_dir(SizesInBlocks),
 )
 
 
@@ -255,7 +242,7 @@ mutant(
     name='lists_line_by_line',
     kills=['names_with_control_characters_round_trip'],
     bug='list_dir parses the output of `ls -1` line by line, so a name holding a newline splits into two entries.',
-    backend=_shared(ListsLineByLine),
+    backend=on_shared_dir(ListsLineByLine),
 )
 
 
@@ -268,7 +255,7 @@ mutant(
     name='hides_dotfiles',
     kills=['dotfiles_are_listed'],
     bug='list_dir runs `ls` without `-A`, so names starting with a dot never appear.',
-    backend=_shared(HidesDotfiles),
+    backend=on_shared_dir(HidesDotfiles),
 )
 
 
@@ -286,7 +273,7 @@ mutant(
     name='interpolates_paths_into_double_quotes',
     kills=['names_with_shell_metacharacters_round_trip'],
     bug='write_bytes builds its shell command with the path in double quotes, so `$`, backquotes and `"` are expanded.',
-    backend=_shared(InterpolatesPathsIntoDoubleQuotes),
+    backend=on_shared_dir(InterpolatesPathsIntoDoubleQuotes),
 )
 
 
@@ -309,7 +296,7 @@ mutant(
     name='file_api_normalizes_names_to_nfc',
     kills=['unicode_names_are_kept_exactly'],
     bug="Paths are NFC-normalized on the way to the provider's API, so NFC and NFD spellings become one file.",
-    backend=_shared(NormalizesNamesToNfc),
+    backend=on_shared_dir(NormalizesNamesToNfc),
 )
 
 
@@ -322,7 +309,7 @@ mutant(
     name='memory_normalizes_names_to_nfc',
     kills=['unicode_names_are_kept_exactly'],
     bug='A filesystem-only backend on a normalizing store (HFS+-like) writes every name in NFC.',
-    backend=_memory(MemoryNormalizesNamesToNfc),
+    backend=in_memory(MemoryNormalizesNamesToNfc),
     make_symlink=memory_symlink,
 )
 
@@ -340,7 +327,7 @@ mutant(
     name='exists_catches_only_file_not_found',
     kills=['exists_below_a_regular_file_is_false'],
     bug='exists() is `os.stat` catching only FileNotFoundError, so a path below a regular file raises ENOTDIR.',
-    backend=_shared(ExistsCatchesOnlyFileNotFound),
+    backend=on_shared_dir(ExistsCatchesOnlyFileNotFound),
 )
 
 
@@ -356,7 +343,7 @@ mutant(
     name='exists_only_strictly_inside',
     kills=['exists_of_the_working_dir_is_true'],
     bug="exists() answers only for paths that start with '<working dir>/', so the working directory itself is False.",
-    backend=_shared(ExistsOnlyStrictlyInside),
+    backend=on_shared_dir(ExistsOnlyStrictlyInside),
 )
 
 
@@ -378,7 +365,7 @@ mutant(
     name='stages_through_one_temporary_name',
     kills=['concurrent_writes_to_different_files_land_intact'],
     bug="write_bytes stages every upload at one '<dir>/.upload.part' name, so concurrent writes clobber each other.",
-    backend=_shared(StagesThroughOneTemporaryName),
+    backend=on_shared_dir(StagesThroughOneTemporaryName),
 )
 
 
@@ -391,7 +378,7 @@ mutant(
     name='lists_only_the_first_page',
     kills=['large_listing_is_complete'],
     bug="list_dir returns the first page of the provider's paginated listing (1,000 keys) and ignores the next token.",
-    backend=_shared(ListsOnlyTheFirstPage),
+    backend=on_shared_dir(ListsOnlyTheFirstPage),
 )
 
 
@@ -414,7 +401,7 @@ mutant(
     name='rejects_long_paths',
     kills=['deep_nesting_works'],
     bug='The provider API rejects paths longer than 255 characters, confusing NAME_MAX with PATH_MAX.',
-    backend=_shared(RejectsLongPaths),
+    backend=on_shared_dir(RejectsLongPaths),
 )
 
 
@@ -444,7 +431,7 @@ mutant(
     name='mirrors_a_staging_directory',
     kills=['write_keeps_other_files_in_the_directory'],
     bug='write_bytes syncs a staging directory holding only the new file with `rsync --delete`, wiping its siblings.',
-    backend=_shared(MirrorsAStagingDirectory),
+    backend=on_shared_dir(MirrorsAStagingDirectory),
 )
 
 
@@ -460,7 +447,7 @@ mutant(
     name='empty_directory_is_missing',
     kills=['list_dir_of_an_empty_directory_is_empty'],
     bug='An object-store backend lists a prefix; an empty directory has no objects, so it raises FileNotFoundError.',
-    backend=_shared(EmptyDirectoryIsMissing),
+    backend=on_shared_dir(EmptyDirectoryIsMissing),
 )
 
 
@@ -485,7 +472,7 @@ mutant(
     name='read_cache_survives_remove',
     kills=['reading_after_remove_raises_file_not_found'],
     bug='read_bytes and stat serve from a client-side cache that remove() never invalidates.',
-    backend=_shared(ReadCacheSurvivesRemove),
+    backend=on_shared_dir(ReadCacheSurvivesRemove),
 )
 
 
@@ -507,7 +494,7 @@ mutant(
     name='prunes_empty_parents',
     kills=['removing_a_file_leaves_its_parent'],
     bug='remove() deletes the parents left empty, as object stores do where a directory is only a key prefix.',
-    backend=_shared(PrunesEmptyParents),
+    backend=on_shared_dir(PrunesEmptyParents),
 )
 
 
@@ -533,7 +520,7 @@ mutant(
     name='remove_follows_links',
     kills=['removing_a_symlink_removes_the_link_not_its_target'],
     bug='remove() resolves the path first (like `rm -rf link/`), deleting the target of a link and keeping the link.',
-    backend=_shared(RemoveFollowsLinks),
+    backend=on_shared_dir(RemoveFollowsLinks),
 )
 
 
@@ -546,7 +533,7 @@ mutant(
     name='memory_remove_follows_links',
     kills=['removing_a_symlink_removes_the_link_not_its_target'],
     bug='A filesystem-only backend resolves the path before deleting, so removing a link deletes its target.',
-    backend=_memory(MemoryRemoveFollowsLinks),
+    backend=in_memory(MemoryRemoveFollowsLinks),
     make_symlink=memory_symlink,
 )
 
@@ -576,7 +563,7 @@ mutant(
     name='recursive_remove_follows_links',
     kills=['removing_a_tree_does_not_follow_links_out_of_it'],
     bug='remove() walks the tree by hand with Path.is_dir(), which follows links, and empties directories they reach.',
-    backend=_shared(RecursiveRemoveFollowsLinks),
+    backend=on_shared_dir(RecursiveRemoveFollowsLinks),
 )
 
 
@@ -598,7 +585,7 @@ mutant(
     name='make_dir_checks_with_lstat',
     kills=['make_dir_over_a_symlink_to_a_directory_succeeds'],
     bug='make_dir checks the existing entry with lstat, so a symlink to a directory is refused as a file in the way.',
-    backend=_shared(MakeDirChecksWithLstat),
+    backend=on_shared_dir(MakeDirChecksWithLstat),
 )
 
 
@@ -614,7 +601,7 @@ mutant(
     name='stat_size_from_lstat',
     kills=['stat_follows_a_symlink_to_a_file'],
     bug="stat takes the size from lstat, so a symlink to a file reports the length of the link's target path.",
-    backend=_shared(StatSizeFromLstat),
+    backend=on_shared_dir(StatSizeFromLstat),
 )
 
 
@@ -698,49 +685,49 @@ mutant(
     name='realpath_skips_dangling_links',
     kills=['realpath_keeps_the_missing_target_of_a_dangling_link'],
     bug='realpath follows a link only when `test -e` says its target exists, so a dangling link is kept as the link.',
-    backend=_shared(RealpathSkipsDanglingLinks),
+    backend=on_shared_dir(RealpathSkipsDanglingLinks),
 )
 
 mutant(
     name='realpath_follows_one_hop',
     kills=['realpath_resolves_a_chain_of_links'],
     bug='realpath replaces a link with its `readlink` target once and never looks at links inside that target.',
-    backend=_shared(RealpathFollowsOneHop),
+    backend=on_shared_dir(RealpathFollowsOneHop),
 )
 
 mutant(
     name='realpath_joins_absolute_targets',
     kills=['realpath_follows_an_absolute_target'],
     bug="realpath appends every link target to the link's directory, so an absolute target lands below it.",
-    backend=_shared(RealpathJoinsAbsoluteTargets),
+    backend=on_shared_dir(RealpathJoinsAbsoluteTargets),
 )
 
 mutant(
     name='realpath_collapses_dotdot_first',
     kills=['realpath_climbs_dotdot_from_the_link_target'],
     bug='realpath normalizes the path as text before following links, so `link/..` climbs from the link itself.',
-    backend=_shared(RealpathCollapsesDotdotFirst),
+    backend=on_shared_dir(RealpathCollapsesDotdotFirst),
 )
 
 mutant(
     name='realpath_from_the_working_dir',
     kills=['realpath_resolves_relative_names_from_the_right_directory'],
     bug="realpath resolves relative link targets from the working directory (the remote shell's cwd), not the link's.",
-    backend=_shared(RealpathFromTheWorkingDir),
+    backend=on_shared_dir(RealpathFromTheWorkingDir),
 )
 
 mutant(
     name='realpath_keeps_the_spelling',
     kills=['realpath_returns_an_absolute_normalized_path'],
     bug='realpath returns the path exactly as given when no component is a link, slashes and dots included.',
-    backend=_shared(RealpathKeepsTheSpelling),
+    backend=on_shared_dir(RealpathKeepsTheSpelling),
 )
 
 mutant(
     name='realpath_spins_on_loops',
     kills=['realpath_through_a_link_loop_is_bounded'],
     bug='realpath follows links without counting them, so a link loop keeps it resolving forever.',
-    backend=_shared(RealpathSpinsOnLoops),
+    backend=on_shared_dir(RealpathSpinsOnLoops),
 )
 
 
@@ -763,7 +750,7 @@ mutant(
     name='records_the_ref_after_readiness',
     kills=['cancellation_mid_create_keeps_the_ref'],
     bug='The ref is recorded only after a cancellable wait for readiness; a caller cancelled then loses the sandbox.',
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     fresh_backend=lambda run_dir: RecordsTheRefAfterReadiness(run_dir / 'fresh'),
 )
 
@@ -818,7 +805,7 @@ mutant(
     name='ref_known_after_connecting',
     kills=['attaching_keeps_the_ref_without_creating'],
     bug='An attached backend fills in its ref from the session it opens, so it reports None until its first operation.',
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=lambda run_dir, ref: RefKnownAfterConnecting(ref),
 )
 
@@ -837,7 +824,7 @@ mutant(
     name='attach_starts_in_the_default_directory',
     kills=['attached_backend_shares_the_working_dir'],
     bug="Attaching by ref drops the working_dir setting, so the backend starts in the sandbox's default directory.",
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=lambda run_dir, ref: StartsInTheDefaultDirectory(ref),
 )
 
@@ -856,7 +843,7 @@ mutant(
     name='provisions_in_the_background',
     kills=['building_a_backend_creates_nothing'],
     bug='The constructor starts provisioning a sandbox in a background thread to hide latency: I/O when built.',
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     fresh_backend=lambda run_dir: ProvisionsInTheBackground(run_dir / 'fresh'),
 )
 
@@ -891,7 +878,7 @@ mutant(
     name='new_session_after_an_error',
     kills=['ref_survives_a_failed_operation'],
     bug='Any failed operation makes the client reconnect and take the new session id as its ref.',
-    backend=_shared(NewSessionAfterAnError),
+    backend=on_shared_dir(NewSessionAfterAnError),
 )
 
 
@@ -920,6 +907,6 @@ mutant(
     name='records_the_ref_after_first_success',
     kills=['a_failing_first_operation_still_records_the_ref'],
     bug='The ref is recorded when the first operation succeeds, so a first operation that fails leaves it None.',
-    backend=_shared(LocalWorkspaceBackend),
+    backend=on_shared_dir(LocalWorkspaceBackend),
     fresh_backend=lambda run_dir: RecordsTheRefAfterFirstSuccess(run_dir / 'fresh'),
 )

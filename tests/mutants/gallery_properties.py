@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic_ai.workspaces import CommandResult, FileEntry, LocalWorkspaceBackend, WorkspaceCommand
 
-from .registry import mutant, shared_dir
+from .registry import mutant, on_shared_dir
 
 
 class StripsNameWhitespace(LocalWorkspaceBackend):
@@ -98,14 +98,6 @@ class RemoveKeepsNonEmptyDirectories(LocalWorkspaceBackend):
         await super().remove(path)
 
 
-def _local(kind: type[LocalWorkspaceBackend]) -> object:
-    def build(run_dir: Path) -> LocalWorkspaceBackend:
-        return kind(shared_dir(run_dir))
-
-    build.__name__ = kind.__name__
-    return build
-
-
 for name, kind, kills, bug in [
     (
         'lists_trimmed_names',
@@ -156,4 +148,4 @@ for name, kind, kills, bug in [
         'Removing a directory deletes its files but leaves the directory and its subdirectories behind.',
     ),
 ]:
-    mutant(name=name, kills=kills, bug=bug, backend=_local(kind))  # type: ignore[arg-type]
+    mutant(name=name, kills=kills, bug=bug, backend=on_shared_dir(kind))

@@ -44,6 +44,26 @@ def shared_dir(run_dir: Path) -> Path:
     return path
 
 
+def on_shared_dir(kind: Callable[[Path], WorkspaceBackend]) -> Build:
+    """A mutant's backend: `kind` built on the run's shared directory, named after `kind` for the gate's ids."""
+
+    def build(run_dir: Path) -> WorkspaceBackend:
+        return kind(shared_dir(run_dir))
+
+    build.__name__ = getattr(kind, '__name__', 'mutant')
+    return build
+
+
+def in_memory(kind: Callable[[], WorkspaceBackend]) -> Build:
+    """A mutant's backend: a fresh in-memory `kind()` for every build, named after `kind`."""
+
+    def build(run_dir: Path) -> WorkspaceBackend:
+        return kind()
+
+    build.__name__ = getattr(kind, '__name__', 'mutant')
+    return build
+
+
 def mutant(
     *,
     kills: list[str],
