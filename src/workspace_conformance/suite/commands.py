@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 from pydantic_ai.workspaces import (
     CommandResult,
+    SupportsCommands,
     Workspace,
     WorkspaceBackend,
     WorkspaceOutputLimitError,
@@ -63,6 +64,13 @@ async def _backend_variable(backend: WorkspaceBackend) -> tuple[str, str]:
 
 def _describe(result: CommandResult) -> str:
     return f'exit {result.exit_code}, stdout {result.stdout[:200]!r}, stderr {result.stderr[:200]!r}'
+
+
+async def _write_script(commands: SupportsCommands, path: str, body: str, *, mode: str) -> None:
+    """Create a `#!/bin/sh` script at `path` running `body`, with permission bits `mode`."""
+    script = 'printf "#!/bin/sh\\n%s\\n" "$2" > "$1" && chmod "$3" "$1"'
+    made = await commands.run(['sh', '-c', script, 'sh', path, body, mode])
+    assert made.exit_code == 0, f'could not create the program file: {_describe(made)}'
 
 
 class CommandRules:
@@ -272,10 +280,7 @@ class CommandRules:
         commands = commands_of(backend)
         async with scratch(workspace_of(backend)) as root:
             program = posixpath.join(root, 'not-executable')
-            made = await commands.run(
-                ['sh', '-c', 'printf "#!/bin/sh\\nexit 0\\n" > "$1" && chmod 644 "$1"', 'sh', program]
-            )
-            assert made.exit_code == 0, f'could not create the program file: {_describe(made)}'
+            await _write_script(commands, program, 'exit 0', mode='644')
             result = await commands.run([program])
             assert result.exit_code == 126, f'running a file without execute permission gave {_describe(result)}'
 
@@ -514,10 +519,7 @@ class CommandRules:
         commands = commands_of(backend)
         async with scratch(workspace_of(backend)) as root:
             program = posixpath.join(root, 'run-me')
-            made = await commands.run(
-                ['sh', '-c', 'printf "#!/bin/sh\\nprintf ran-relative\\n" > "$1" && chmod 755 "$1"', 'sh', program]
-            )
-            assert made.exit_code == 0, f'could not create the program file: {_describe(made)}'
+            await _write_script(commands, program, 'printf ran-relative', mode='755')
             relative = './' + posixpath.relpath(program, await backend.working_dir())
             result = await commands.run([relative])
         assert (result.exit_code, result.stdout) == (0, 'ran-relative'), (
