@@ -1,18 +1,24 @@
-"""Test environments: the toolkit on the newest pydantic-ai, and on the oldest it supports (2.62)."""
+"""Test environments: the toolkit on the newest pydantic-ai, on the oldest it supports (2.62), and the real targets.
+
+The real targets (Docker engine, sshd, bubblewrap) run in their own environment because pydantic-ai-harness
+0.62 pins pydantic-ai-slim 2.62.0, while the toolkit itself is tested on 2.68.
+"""
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 
 import nox
 
 nox.options.default_venv_backend = 'venv'
-nox.options.sessions = ['lint', 'tests', 'compat']
+nox.options.sessions = ['lint', 'tests', 'compat', 'targets']
 nox.options.reuse_existing_virtualenvs = True
 
 NEWEST = '2.68.0'
 OLDEST = '2.62.0'
+HARNESS = '0.62.0'
 COMPAT_TESTS = [
     'tests/test_self_certification.py',
     'tests/test_upstream_parity.py',
@@ -46,7 +52,7 @@ def lint(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The whole test suite on the newest pydantic-ai, in two xdist workers."""
     session.install('-e', '.[dev]', f'pydantic-ai-slim=={NEWEST}')
-    pytest(session, '-n', '2', *session.posargs)
+    pytest(session, '-n', '2', '--ignore', 'tests/real_targets', *session.posargs)
 
 
 @nox.session
@@ -54,3 +60,32 @@ def compat(session: nox.Session) -> None:
     """Self-certification and drop-in parity on pydantic-ai-slim 2.62, where newer rules skip as not-applicable."""
     session.install('-e', '.[dev]', f'pydantic-ai-slim=={OLDEST}')
     pytest(session, '-n', '2', *COMPAT_TESTS, *session.posargs)
+
+
+@nox.session
+def targets(session: nox.Session) -> None:
+    """Certify docker, ssh and bubblewrap for real on services ci/services starts (loopback only) and stops.
+
+    Runs on pydantic-ai-harness 0.62 (which pins pydantic-ai-slim 2.62.0), then writes docs/targets.md from
+    the reports. The services are stopped, and checked gone, even when a certification fails.
+    """
+    session.install('-e', '.[dev]', f'pydantic-ai-harness=={HARNESS}')
+    services = os.environ.get('WC_SERVICES', '/tmp/workspace-conformance-services')
+    session.env['WC_SERVICES'] = services
+    try:
+        session.run('bash', 'ci/services/up.sh', external=True)
+        session.env.update(_exported(os.path.join(services, 'env')))
+        session.run('python', '-m', 'pytest', 'tests/real_targets', '-p', 'no:randomly', *session.posargs)
+    finally:
+        session.run('bash', 'ci/services/down.sh', external=True)
+    session.run('python', 'scripts/generate_targets_matrix.py')
+
+
+def _exported(path: str) -> dict[str, str]:
+    """The `export NAME=VALUE` lines the service scripts wrote (values are shell-quoted by printf %q)."""
+    exported: dict[str, str] = {}
+    with open(path, encoding='utf-8') as lines:
+        for line in lines:
+            name, _, value = line.removeprefix('export ').strip().partition('=')
+            exported[name] = ''.join(shlex.split(value))
+    return exported

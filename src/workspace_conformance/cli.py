@@ -23,12 +23,14 @@ from .reports.plugin import RECORDER_NAME, ConformanceRecorder
 from .reports.verify import load_report, verify_bundle
 from .reports.write import render
 from .suite import rules
-from .targets import CertificationSpec, TargetError, resolve_target
+from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRunnable, resolve_target, target_statuses
+from .targets.base import Target
 from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
+from .targets.listing import render_targets, write_not_run
 
 __all__ = ('main',)
 
-EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE = 0, 1, 2
+EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 CAPABILITIES_DROPPED = 'WORKSPACE_CONFORMANCE_CAPABILITIES_DROPPED'
 _BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'
 
@@ -45,13 +47,25 @@ def _parser() -> argparse.ArgumentParser:
         'certify',
         help='run every rule against a backend and print the verdict',
         description=(
-            'Certify a backend. TARGET is `local` (the default: LocalWorkspaceBackend in a fresh temporary directory) '
+            'Certify a backend. TARGET is a named target (`local`, the default: LocalWorkspaceBackend in a fresh '
+            'temporary directory; `workspace-conformance targets` lists them all with their options), '
             'or package.module:factory, a callable returning a backend; it is called with no argument, or with the '
             "run's scratch directory (a pathlib.Path) if it takes one. "
-            'Exit 0 when certified, 1 when not, 2 on bad input.'
+            'Exit 0 when certified, 1 when not, 2 on bad input, 3 when the named target cannot run here (not run).'
         ),
     )
-    certify.add_argument('target', nargs='?', metavar='TARGET', help='local, or package.module:factory')
+    certify.add_argument(
+        'target',
+        nargs='?',
+        metavar='TARGET',
+        help='a named target (`workspace-conformance targets`), or package.module:factory',
+    )
+    _add_target_options(certify)
+    certify.add_argument(
+        '--require',
+        action='store_true',
+        help='exit 1 (not 3) when the named target cannot run here, for CI jobs that must certify it',
+    )
     certify.add_argument('--fresh', metavar='MODULE:FACTORY', help='builds an unconnected backend (no ref yet)')
     certify.add_argument('--attach', metavar='MODULE:FACTORY', help='factory(ref) building a backend attached by ref')
     certify.add_argument(
@@ -85,6 +99,10 @@ def _parser() -> argparse.ArgumentParser:
         help='as root, keep CAP_DAC_OVERRIDE (the permission rule then skips as a runner gap)',
     )
 
+    targets = commands.add_parser('targets', help='list the named targets and whether each can run here')
+    targets.add_argument('--format', choices=['table', 'json'], default='table')
+    _add_target_options(targets)
+
     listing = commands.add_parser('rules', help='print the rule catalog')
     listing.add_argument('--format', choices=FORMATS, default='table')
 
@@ -101,6 +119,30 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_target_options(parser: argparse.ArgumentParser) -> None:
+    """One `--NAME VALUE` flag per option any named target takes; its help names the targets that take it."""
+    takers: dict[str, list[str]] = {}
+    helps: dict[str, str] = {}
+    for named in NAMED_TARGETS.values():
+        for option in named.options:
+            takers.setdefault(option.name, []).append(named.name)
+            helps.setdefault(option.name, option.help)
+    group = parser.add_argument_group('target options')
+    for name, targets in takers.items():
+        group.add_argument(
+            f'--{name}', dest=_option_dest(name), metavar='VALUE', help=f'[{", ".join(targets)}] {helps[name]}'
+        )
+
+
+def _option_dest(name: str) -> str:
+    return 'target_' + name.replace('-', '_')
+
+
+def _target_options(args: argparse.Namespace) -> dict[str, str | None]:
+    names = {option.name for named in NAMED_TARGETS.values() for option in named.options}
+    return {name: getattr(args, _option_dest(name)) for name in names}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -113,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _diff(args)
     if args.command == 'verify':
         return _verify(args)
+    if args.command == 'targets':
+        sys.stdout.write(render_targets(target_statuses(_target_options(args)), args.format))
+        return 0
     return _certify(args, argv)
 
 
@@ -149,6 +194,25 @@ def _verify(args: argparse.Namespace) -> int:
     report = load_report(directory / 'report.json')
     sys.stdout.write(f'verified: {report.verdict}, {sum(len(s.rules) for s in report.suites)} rules, hashes match\n')
     return 0
+
+
+def _not_run(args: argparse.Namespace, error: TargetNotRunnable) -> int:
+    """A named target that cannot run here: say why, keep the reason in the report directory, never pass."""
+    sys.stdout.write(f'workspace-conformance: {error}\n')
+    output = args.bundle or args.report
+    if output:
+        write_not_run(Path(output), error.target, error.reason)
+    return EXIT_NOT_CERTIFIED if args.require else EXIT_NOT_RUN
+
+
+def _clean_up(target: Target, run_root: Path) -> None:
+    """Remove what the run created outside its scratch directory; a failure is reported, never raised."""
+    if target.cleanup is None:
+        return
+    try:
+        target.cleanup(run_root)
+    except Exception as error:
+        sys.stderr.write(f'workspace-conformance: cleanup of {target.name} failed: {type(error).__name__}: {error}\n')
 
 
 def _fail(message: str) -> int:
@@ -207,27 +271,49 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         return _fail(backends)
     if args.workers and importlib.util.find_spec('xdist') is None:
         return _fail('-n needs pytest-xdist: pip install "workspace-conformance[xdist]"')
+    options = _target_options(args)
     with tempfile.TemporaryDirectory(prefix='workspace-conformance-check-') as check_dir:
         try:
             resolve_target(
-                args.target, fresh=args.fresh, attach=args.attach, destroy=args.destroy, check_dir=Path(check_dir)
+                args.target,
+                options=options,
+                fresh=args.fresh,
+                attach=args.attach,
+                destroy=args.destroy,
+                check_dir=Path(check_dir),
             )
+        except TargetNotRunnable as error:
+            return _not_run(args, error)
         except TargetError as error:
             return _fail(str(error))
     if not args.keep_capabilities:
         _drop_bypass_capabilities(argv)
     with tempfile.TemporaryDirectory(prefix='workspace-conformance-') as temporary:
         run_dir = Path(temporary)
+        target = resolve_target(
+            args.target,
+            options=options,
+            run_id=run_dir.name,
+            fresh=args.fresh,
+            attach=args.attach,
+            destroy=args.destroy,
+            check_requirements=False,
+        )
+        loops = tuple(loop for loop in backends if loop in target.event_loops)
+        if not loops:
+            return _fail(f'target {target.name!r} runs only on {", ".join(target.event_loops)}: pass --anyio-backend')
         # Hypothesis keeps a cache of constants (and, in the dev profile, its example database) in its home
         # directory, `.hypothesis` in the current directory by default: keep it in the run's own directory.
         hypothesis.configuration.set_hypothesis_home_dir(str(run_dir / 'hypothesis'))
         spec = CertificationSpec(
             target=args.target,
             run_dir=str(run_dir / 'environments'),
-            anyio_backends=backends,
+            anyio_backends=loops,
             fresh=args.fresh,
             attach=args.attach,
             destroy=args.destroy,
+            options={name: value for name, value in options.items() if value is not None},
+            run_id=run_dir.name,
         )
         tests = run_dir / 'suite'
         tests.mkdir()
@@ -258,7 +344,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         if output:
             pytest_args += ['--conformance-report', str(Path(output).resolve())]
         capture = _RecorderCapture()
-        status = pytest.main(pytest_args, plugins=[capture])
+        try:
+            status = pytest.main(pytest_args, plugins=[capture])
+        finally:
+            _clean_up(target, run_dir / 'environments')
     recorder = capture.recorder
     if (
         recorder is None

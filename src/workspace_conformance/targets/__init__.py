@@ -1,17 +1,23 @@
 """Named certification targets: a backend with everything needed to certify it."""
 
-from .base import Target, TargetError
+from .base import NamedTarget, Target, TargetError, TargetNotRunnable, TargetOption
 from .certification import CertificationSpec, suite_for
-from .loading import BUILTIN_TARGETS, resolve_target
+from .loading import resolve_target
 from .local import LazyLocalBackend, local_target
+from .registry import NAMED_TARGETS, TargetStatus, target_statuses
 
 __all__ = (
-    'BUILTIN_TARGETS',
+    'NAMED_TARGETS',
     'CertificationSpec',
     'LazyLocalBackend',
+    'NamedTarget',
     'Target',
     'TargetError',
+    'TargetNotRunnable',
+    'TargetOption',
+    'TargetStatus',
     'local_target',
     'resolve_target',
     'suite_for',
+    'target_statuses',
 )

@@ -1,4 +1,4 @@
-"""What a certification target is: how to build its backends, what it needs, and its documented limits."""
+"""What a certification target is: how to build its backends, what it needs, its limits, and its cleanup."""
 
 from __future__ import annotations
 
@@ -8,11 +8,22 @@ from pathlib import Path
 
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-__all__ = ('Target', 'TargetError')
+__all__ = ('MakeSymlink', 'NamedTarget', 'Target', 'TargetError', 'TargetNotRunnable', 'TargetOption')
+
+MakeSymlink = Callable[[WorkspaceBackend, str, str], Awaitable[None]]
 
 
 class TargetError(Exception):
     """A target cannot be loaded or run here; the message is one line saying what is wrong."""
+
+
+class TargetNotRunnable(TargetError):
+    """A named target's requirement is absent here (no daemon, no key, no package): it is reported as not run."""
+
+    def __init__(self, target: str, reason: str) -> None:
+        super().__init__(f'{target}: not run: {reason}')
+        self.target = target
+        self.reason = reason
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,7 +37,48 @@ class Target:
     destructive_backend: Callable[[Path], WorkspaceBackend] | None = None
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
+    make_symlink: MakeSymlink | None = None
     declared_limits: Mapping[str, str] = field(default_factory=dict)
     expected_failures: Mapping[str, str] = field(default_factory=dict)
     switches: Mapping[str, bool] = field(default_factory=dict)
     """Values for the suite's switch fixtures (`has_real_posix_shell`, ...); absent ones keep their defaults."""
+    event_loops: tuple[str, ...] = ('asyncio', 'trio')
+    """The anyio backends the target's client libraries support; a run uses those of them that are installed."""
+    cleanup: Callable[[Path], None] | None = None
+    """Removes everything a run with this scratch directory created outside it (containers, sandboxes, dirs)."""
+
+
+@dataclass(frozen=True)
+class TargetOption:
+    """One `--NAME VALUE` option of a named target, with its help and default."""
+
+    name: str
+    help: str
+    default: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NamedTarget:
+    """A built-in target: its options, a check of what it needs here, and how to build it from option values."""
+
+    name: str
+    description: str
+    build: Callable[[Mapping[str, str], str], Target]
+    """Builds the target from its option values and the run's id (a label for what the run creates)."""
+    missing: Callable[[Mapping[str, str]], str | None] = lambda options: None
+    """`None` when the target can run here, else one line saying what is missing (`no E2B_API_KEY`)."""
+    options: tuple[TargetOption, ...] = ()
+    extra: str | None = None
+    """The `workspace-conformance[EXTRA]` that installs what the target imports, if any."""
+
+    def values(self, given: Mapping[str, str | None]) -> dict[str, str]:
+        """The option values for a run: the given ones over the defaults, unknown names refused."""
+        known = {option.name: option for option in self.options}
+        unknown = sorted(name for name, value in given.items() if value is not None and name not in known)
+        if unknown:
+            takes = ', '.join(f'--{name}' for name in known) or 'no options'
+            flags = ', '.join(f'--{name}' for name in unknown)
+            raise TargetError(f'target {self.name!r} does not take {flags}; it takes {takes}')
+        values = {name: option.default for name, option in known.items() if option.default is not None}
+        values.update({name: value for name, value in given.items() if value is not None})
+        return values

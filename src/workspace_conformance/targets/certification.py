@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pytest
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..suite import WorkspaceBackendSuite
-from .base import Target
+from ._ledger import record_ref
+from .base import MakeSymlink, Target
 from .loading import resolve_target
 
 __all__ = ('GENERATED_MODULE', 'SPEC_ENVIRONMENT', 'CertificationSpec', 'suite_for', 'suite_from_environment')
@@ -35,6 +36,8 @@ class CertificationSpec:
     fresh: str | None = None
     attach: str | None = None
     destroy: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+    run_id: str = 'run'
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -57,20 +60,23 @@ def suite_for(target: Target, run_dir: Path, anyio_backends: tuple[str, ...]) ->
 
         @pytest.fixture(scope='class')
         @classmethod
-        def backend(cls, anyio_backend: str) -> WorkspaceBackend:
-            return target.backend(run_dir / anyio_backend)
+        def backend(cls, anyio_backend: str) -> Iterator[WorkspaceBackend]:
+            built = target.backend(run_dir / anyio_backend)
+            yield built
+            record_ref(run_dir, built.ref)
 
         @pytest.fixture
-        def fresh_backend(self, anyio_backend: str) -> Callable[[], WorkspaceBackend] | None:
-            build = target.fresh_backend
-            return None if build is None else (lambda: build(run_dir / anyio_backend))
+        def fresh_backend(self, anyio_backend: str) -> Iterator[Callable[[], WorkspaceBackend] | None]:
+            yield from _recorded(target.fresh_backend, run_dir, anyio_backend)
 
         @pytest.fixture
         def destructive_backend(
             self, anyio_backend: str, fresh_backend: Callable[[], WorkspaceBackend] | None
-        ) -> Callable[[], WorkspaceBackend] | None:
-            build = target.destructive_backend
-            return fresh_backend if build is None else (lambda: build(run_dir / anyio_backend))
+        ) -> Iterator[Callable[[], WorkspaceBackend] | None]:
+            if target.destructive_backend is None:
+                yield fresh_backend
+            else:
+                yield from _recorded(target.destructive_backend, run_dir, anyio_backend)
 
         @pytest.fixture
         def attach_backend(self, anyio_backend: str) -> Callable[[WorkspaceRef], WorkspaceBackend] | None:
@@ -80,6 +86,10 @@ def suite_for(target: Target, run_dir: Path, anyio_backends: tuple[str, ...]) ->
         @pytest.fixture
         def destroy_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
             return target.destroy_environment
+
+        @pytest.fixture
+        def make_symlink(self) -> MakeSymlink | None:
+            return target.make_symlink
 
         @pytest.fixture
         def declared_limits(self) -> Mapping[str, str]:
@@ -95,8 +105,35 @@ def suite_for(target: Target, run_dir: Path, anyio_backends: tuple[str, ...]) ->
     return TestCertification
 
 
+def _recorded(
+    build: Callable[[Path], WorkspaceBackend] | None, run_dir: Path, anyio_backend: str
+) -> Iterator[Callable[[], WorkspaceBackend] | None]:
+    """Yield a factory for the rule, then record the ref of every backend it built, for the run's cleanup."""
+    if build is None:
+        yield None
+        return
+    built: list[WorkspaceBackend] = []
+
+    def factory() -> WorkspaceBackend:
+        backend = build(run_dir / anyio_backend)
+        built.append(backend)
+        return backend
+
+    yield factory
+    for backend in built:
+        record_ref(run_dir, backend.ref)
+
+
 def suite_from_environment() -> type[WorkspaceBackendSuite]:
     """The certification suite the CLI described in `WORKSPACE_CONFORMANCE_SPEC`."""
     spec = CertificationSpec.from_json(os.environ[SPEC_ENVIRONMENT])
-    target = resolve_target(spec.target, fresh=spec.fresh, attach=spec.attach, destroy=spec.destroy)
+    target = resolve_target(
+        spec.target,
+        options=spec.options,
+        run_id=spec.run_id,
+        fresh=spec.fresh,
+        attach=spec.attach,
+        destroy=spec.destroy,
+        check_requirements=False,
+    )
     return suite_for(target, Path(spec.run_dir), spec.anyio_backends)

@@ -1,21 +1,19 @@
-"""Turn a TARGET argument (`local`, or `package.module:factory`) into a `Target`, with one-line errors."""
+"""Turn a TARGET argument (a named target, or `package.module:factory`) into a `Target`, with one-line errors."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-from .base import Target, TargetError
-from .local import local_target
+from .base import Target, TargetError, TargetNotRunnable
+from .registry import NAMED_TARGETS
 
-__all__ = ('BUILTIN_TARGETS', 'load_callable', 'resolve_target')
-
-BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {'local': local_target}
+__all__ = ('load_callable', 'resolve_target')
 
 
 def load_callable(spec: str, what: str) -> Callable[..., Any]:
@@ -61,20 +59,37 @@ def _checked_backend(spec: str, build: Callable[[Path], Any], run_dir: Path) -> 
 def resolve_target(
     spec: str | None,
     *,
+    options: Mapping[str, str | None] | None = None,
+    run_id: str = 'check',
     fresh: str | None = None,
     attach: str | None = None,
     destroy: str | None = None,
     check_dir: Path | None = None,
+    check_requirements: bool = True,
 ) -> Target:
-    """The target a TARGET argument names; `check_dir` builds one backend there to prove the factory works."""
+    """The target a TARGET argument names.
+
+    A named target whose requirement is absent raises `TargetNotRunnable` (when `check_requirements`); for a
+    `package.module:factory` target, `check_dir` builds one backend there to prove the factory works.
+    """
     name = spec or 'local'
-    if name in BUILTIN_TARGETS:
+    given = {key: value for key, value in (options or {}).items() if value is not None}
+    if name in NAMED_TARGETS:
         if fresh or attach or destroy:
             raise TargetError(f'--fresh, --attach and --destroy go with a package.module:factory target, not {name!r}')
-        return BUILTIN_TARGETS[name]()
+        named = NAMED_TARGETS[name]
+        values = named.values(given)
+        if check_requirements:
+            missing = named.missing(values)
+            if missing is not None:
+                raise TargetNotRunnable(name, missing)
+        return named.build(values, run_id)
     if ':' not in name:
-        known = ', '.join(sorted(BUILTIN_TARGETS))
+        known = ', '.join(NAMED_TARGETS)
         raise TargetError(f'unknown target {name!r}: use one of {known}, or package.module:factory')
+    if given:
+        flags = ', '.join(f'--{key}' for key in given)
+        raise TargetError(f'{flags} go with a named target (see `workspace-conformance targets`), not {name!r}')
     build = _with_run_dir(load_callable(name, 'target'))
     if check_dir is not None:
         _checked_backend(name, build, check_dir)

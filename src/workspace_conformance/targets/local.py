@@ -20,7 +20,14 @@ from pydantic_ai.workspaces import (
 
 from .base import Target
 
-__all__ = ('LAZY_PROVIDER', 'LazyLocalBackend', 'local_target')
+__all__ = (
+    'LAZY_PROVIDER',
+    'LazyLocalBackend',
+    'destroy_local_environment',
+    'local_target',
+    'sacrificial_directory',
+    'shared_directory',
+)
 
 LAZY_PROVIDER = 'local-lazy'
 
@@ -104,12 +111,19 @@ class LazyLocalBackend:
         return await (await self._connect()).realpath(path)
 
 
-def _sacrificial(run_dir: Path) -> WorkspaceBackend:
-    """An independent environment two levels below a directory of its own, so its ancestors are sacrificial too."""
+def sacrificial_directory(run_dir: Path) -> Path:
+    """A new directory two levels below a directory of its own, so its ancestors are sacrificial too."""
     (run_dir / 'destructive').mkdir(parents=True, exist_ok=True)
     path = Path(tempfile.mkdtemp(prefix='sacrificial-', dir=run_dir / 'destructive')) / 'chain' / 'workspace'
     path.mkdir(parents=True)
-    return LocalWorkspaceBackend(path)
+    return path
+
+
+def shared_directory(run_dir: Path) -> Path:
+    """The directory of the suite's shared environment under `run_dir`, created if needed."""
+    path = run_dir / 'shared'
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
@@ -126,20 +140,14 @@ async def destroy_local_environment(backend: WorkspaceBackend) -> None:
     await anyio.to_thread.run_sync(lambda: shutil.rmtree(ref.id))
 
 
-def _shared(run_dir: Path) -> WorkspaceBackend:
-    path = run_dir / 'shared'
-    path.mkdir(parents=True, exist_ok=True)
-    return LocalWorkspaceBackend(path)
-
-
 def local_target() -> Target:
     """`LocalWorkspaceBackend` with every optional fixture: fresh (lazy wrapper), destructive, attach, destroy."""
     return Target(
         name='local',
         description="pydantic-ai's LocalWorkspaceBackend in a temporary directory",
-        backend=_shared,
+        backend=lambda run_dir: LocalWorkspaceBackend(shared_directory(run_dir)),
         fresh_backend=lambda run_dir: LazyLocalBackend(run_dir / 'fresh'),
-        destructive_backend=_sacrificial,
+        destructive_backend=lambda run_dir: LocalWorkspaceBackend(sacrificial_directory(run_dir)),
         attach_backend=_attach,
         destroy_environment=destroy_local_environment,
     )

@@ -1,0 +1,40 @@
+# Shared by the service scripts: where their state lives, and package installs that say what failed.
+# Every service keeps its state (sockets, keys, pid files, logs) under $WC_SERVICES, removed by its `down`.
+set -euo pipefail
+WC_SERVICES="${WC_SERVICES:-/tmp/workspace-conformance-services}"
+ENV_FILE="$WC_SERVICES/env"
+mkdir -p "$WC_SERVICES"
+
+say() { echo "services: $*" >&2; }
+
+# apt_install COMMAND PACKAGE...: install the packages unless COMMAND is already on PATH (root only).
+apt_install() {
+    local command=$1; shift
+    command -v "$command" >/dev/null 2>&1 && return 0
+    if [ "$(id -u)" != 0 ]; then say "need root to install $*"; return 1; fi
+    if [ ! -e "$WC_SERVICES/.apt-updated" ]; then
+        apt-get update -qq >/dev/null && touch "$WC_SERVICES/.apt-updated"
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+# export_var NAME VALUE: record a variable for the tests (the env file is sourced by ci/services/run-with).
+export_var() {
+    touch "$ENV_FILE"
+    grep -v "^export $1=" "$ENV_FILE" > "$ENV_FILE.new" || true
+    printf 'export %s=%q\n' "$1" "$2" >> "$ENV_FILE.new"
+    mv "$ENV_FILE.new" "$ENV_FILE"
+}
+
+# stop_pidfile FILE NAME: TERM the process in FILE, wait up to 20 s, then KILL it.
+stop_pidfile() {
+    local file=$1 name=$2 pid
+    [ -s "$file" ] || return 0
+    pid=$(cat "$file")
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+        kill -0 "$pid" 2>/dev/null && { say "$name did not stop; killing it"; kill -KILL "$pid" 2>/dev/null || true; }
+    fi
+    rm -f "$file"
+}

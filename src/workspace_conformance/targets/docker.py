@@ -1,0 +1,126 @@
+"""The `docker` and `podman` targets: pydantic-ai-harness's `DockerSandboxBackend` on a local engine."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
+
+from ._probe import missing_module, missing_program, probe
+from .base import NamedTarget, Target, TargetOption
+
+__all__ = ('DOCKER', 'PODMAN', 'RUN_LABEL')
+
+RUN_LABEL = 'workspace-conformance.run'
+"""Every container a run creates carries `RUN_LABEL=<run id>`, so cleanup finds all of them and nothing else."""
+
+PODMAN_LIMITS = ('--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=4096:4096')
+"""Podman in a container-less host (as on these CI machines) cannot raise the limits it copies from the host."""
+
+_OPTIONS = (
+    TargetOption('image', 'image for new containers (must be present locally, e.g. built by ci/services/docker.sh)'),
+    TargetOption('user', 'run commands as this UID:GID (e.g. 1000:1000), so the permission rule can run'),
+    TargetOption(
+        'working-dir', 'absolute working directory in the container (default /workspace, /tmp/workspace with --user)'
+    ),
+)
+
+
+def _missing(executable: str, package: str, options: Mapping[str, str]) -> str | None:
+    absent = missing_module('pydantic_ai_harness', '"workspace-conformance[harness]"') or missing_program(
+        executable, package
+    )
+    if absent:
+        return absent
+    if 'image' not in options:
+        return f'no image: pass --image IMAGE (an image present in the local {executable} store)'
+    answers, why = probe([executable, 'info'])
+    if not answers:
+        return f'the {executable} engine does not answer: {why}'
+    present, why = probe([executable, 'image', 'inspect', '--format', '{{.Id}}', options['image']])
+    if not present:
+        return f'image {options["image"]!r} is not in the local {executable} store: {why}'
+    return None
+
+
+def _remove_labelled(executable: str, run_id: str) -> None:
+    """Remove every container labelled with this run, running or not; a missing engine removes nothing."""
+    listed = subprocess.run(
+        [executable, 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}={run_id}'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    names = listed.stdout.split()
+    if names:
+        subprocess.run(
+            [executable, 'rm', '--force', '--volumes', *names], capture_output=True, timeout=120, check=False
+        )
+
+
+def _target(name: str, executable: str, options: Mapping[str, str], run_id: str) -> Target:
+    from pydantic_ai_harness.docker_sandbox import DockerSandboxBackend
+    from pydantic_ai_harness.docker_sandbox._backend import remove_container
+
+    user = options.get('user')
+    working_dir = options.get('working-dir') or ('/tmp/workspace' if user else '/workspace')
+    docker_args = [
+        '--label',
+        f'{RUN_LABEL}={run_id}',
+        *(['--user', user] if user else []),
+        *(PODMAN_LIMITS if executable == 'podman' else ()),
+    ]
+
+    def new(working: str) -> WorkspaceBackend:
+        backend: WorkspaceBackend = DockerSandboxBackend(
+            image=options['image'],
+            working_dir=working,
+            allow_internet_access=False,
+            docker_args=docker_args,
+            executable=executable,
+        )
+        return backend
+
+    def attach(_: Path, ref: WorkspaceRef) -> WorkspaceBackend:
+        backend: WorkspaceBackend = DockerSandboxBackend(ref=ref, working_dir=working_dir, executable=executable)
+        return backend
+
+    async def destroy(backend: WorkspaceBackend) -> None:
+        ref = backend.ref
+        if ref is None:
+            raise ValueError('this backend has created no container yet')
+        await remove_container(ref.id, executable=executable)
+
+    sacrificial = '/tmp/sacrificial/chain/workspace' if user else '/sacrificial/chain/workspace'
+    return Target(
+        name=name,
+        description=f"pydantic-ai-harness's DockerSandboxBackend through `{executable}`, image {options['image']}",
+        backend=lambda _: new(working_dir),
+        fresh_backend=lambda _: new(working_dir),
+        destructive_backend=lambda _: new(sacrificial),
+        attach_backend=attach,
+        destroy_environment=destroy,
+        cleanup=lambda _: _remove_labelled(executable, run_id),
+    )
+
+
+DOCKER = NamedTarget(
+    name='docker',
+    description="pydantic-ai-harness's DockerSandboxBackend on the local Docker engine",
+    build=lambda options, run_id: _target('docker', 'docker', options, run_id),
+    missing=lambda options: _missing('docker', 'docker.io', options),
+    options=_OPTIONS,
+    extra='harness',
+)
+
+PODMAN = NamedTarget(
+    name='podman',
+    description="pydantic-ai-harness's DockerSandboxBackend through Podman",
+    build=lambda options, run_id: _target('podman', 'podman', options, run_id),
+    missing=lambda options: _missing('podman', 'podman and catatonit', options),
+    options=_OPTIONS,
+    extra='harness',
+)

@@ -1,0 +1,63 @@
+"""The `memory` and `provider` targets: this toolkit's own test doubles, certified like any backend."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
+
+from ..doubles import InMemoryBackend, InMemoryProvider, memory_symlink
+from .base import NamedTarget, Target
+
+__all__ = ('MEMORY', 'PROVIDER')
+
+
+def _memory(_: Mapping[str, str], run_id: str) -> Target:
+    return Target(
+        name='memory',
+        description='InMemoryBackend: files only, no commands',
+        backend=lambda _: InMemoryBackend(),
+        fresh_backend=lambda _: InMemoryBackend(),
+        make_symlink=memory_symlink,
+    )
+
+
+def _provider(_: Mapping[str, str], run_id: str) -> Target:
+    providers: dict[Path, InMemoryProvider] = {}
+
+    def provider(run_dir: Path) -> InMemoryProvider:
+        # One provider per event loop's directory: attach and destroy must reach the environments it created.
+        return providers.setdefault(run_dir, InMemoryProvider(local_root=run_dir / 'provider', create_latency=0.02))
+
+    def attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
+        return provider(run_dir).attach(ref)
+
+    async def destroy(backend: WorkspaceBackend) -> None:
+        ref = backend.ref
+        owner = next((p for p in providers.values() if ref is not None and ref.id in p.environments), None)
+        if owner is None:
+            raise ValueError(f'no provider environment behind {ref!r}')
+        await owner.destroy(backend)
+
+    return Target(
+        name='provider',
+        description='InMemoryProvider on local directories: lazy creation, attach by ref, destroy',
+        backend=lambda run_dir: provider(run_dir).backend(),
+        fresh_backend=lambda run_dir: provider(run_dir).backend(),
+        attach_backend=attach,
+        destroy_environment=destroy,
+    )
+
+
+MEMORY = NamedTarget(
+    name='memory',
+    description='InMemoryBackend, the in-memory test double (files only; command rules are not applicable)',
+    build=_memory,
+)
+
+PROVIDER = NamedTarget(
+    name='provider',
+    description='InMemoryProvider, the provider-lifecycle test double, on local directories',
+    build=_provider,
+)

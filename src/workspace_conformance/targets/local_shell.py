@@ -1,0 +1,74 @@
+"""The `local-shell` target: `LocalWorkspaceBackend`'s commands only, so files go through the shell filesystem."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic_ai.workspaces import (
+    CommandResult,
+    LocalWorkspaceBackend,
+    Workspace,
+    WorkspaceBackend,
+    WorkspaceCommand,
+    WorkspaceRef,
+)
+
+from .base import NamedTarget, Target
+from .local import LazyLocalBackend, destroy_local_environment, sacrificial_directory, shared_directory
+
+__all__ = ('LOCAL_SHELL', 'CommandsOnly')
+
+
+class CommandsOnly:
+    """Exposes only `ref`, `working_dir` and `run` of a backend, as a provider with nothing but a command API does."""
+
+    def __init__(self, backend: LocalWorkspaceBackend | LazyLocalBackend) -> None:
+        self._backend = backend
+
+    @property
+    def ref(self) -> WorkspaceRef | None:
+        """The wrapped backend's ref."""
+        return self._backend.ref
+
+    async def working_dir(self) -> str:
+        return await self._backend.working_dir()
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        return await self._backend.run(command, shell=shell, env=env, timeout=timeout)
+
+
+def _shell_workspace(backend: LocalWorkspaceBackend | LazyLocalBackend) -> WorkspaceBackend:
+    return Workspace(CommandsOnly(backend))
+
+
+def _attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
+    if ref.provider == 'local-lazy':
+        return _shell_workspace(LazyLocalBackend(run_dir / 'fresh', ref=ref))
+    return _shell_workspace(LocalWorkspaceBackend(ref.id))
+
+
+def _target(_: Mapping[str, str], run_id: str) -> Target:
+    return Target(
+        name='local-shell',
+        description="LocalWorkspaceBackend's commands only, files through pydantic-ai's shell-derived filesystem",
+        backend=lambda run_dir: _shell_workspace(LocalWorkspaceBackend(shared_directory(run_dir))),
+        fresh_backend=lambda run_dir: _shell_workspace(LazyLocalBackend(run_dir / 'fresh')),
+        destructive_backend=lambda run_dir: _shell_workspace(LocalWorkspaceBackend(sacrificial_directory(run_dir))),
+        attach_backend=_attach,
+        destroy_environment=destroy_local_environment,
+    )
+
+
+LOCAL_SHELL = NamedTarget(
+    name='local-shell',
+    description="LocalWorkspaceBackend's commands only, so files go through the shell-derived filesystem",
+    build=_target,
+)

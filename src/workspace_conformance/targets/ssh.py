@@ -1,0 +1,140 @@
+"""The `ssh` target: pydantic-ai-harness's `SSHWorkspaceBackend`, one remote directory per environment."""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+import secrets
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import anyio.to_thread
+from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
+
+from ._probe import missing_module, missing_program, probe
+from .base import NamedTarget, Target, TargetError, TargetOption
+
+__all__ = ('SSH',)
+
+REMOTE_ROOT = '.workspace-conformance-runs'
+"""Under the login directory: each run's environments live in `REMOTE_ROOT/<run id>/`, removed at the end."""
+
+_OPTIONS = (
+    TargetOption('host', 'the destination as ssh takes it: user@host, a Host alias, or ssh://user@host:port'),
+    TargetOption('port', 'ssh port (default: from your ssh configuration)'),
+    TargetOption('identity', 'private key file (ssh -i)'),
+    TargetOption('ssh-config', 'ssh configuration file (ssh -F)'),
+)
+
+
+def _connection_args(options: Mapping[str, str]) -> list[str]:
+    args = ['-o', 'BatchMode=yes', '-o', 'ConnectTimeout=15']
+    if 'ssh-config' in options:
+        args += ['-F', options['ssh-config']]
+    if 'port' in options:
+        args += ['-p', options['port']]
+    if 'identity' in options:
+        args += ['-i', options['identity'], '-o', 'IdentitiesOnly=yes']
+    return args
+
+
+def _sharing_args(run_id: str) -> list[str]:
+    """One master connection per run (ssh ControlMaster), so each command costs a round trip, not a handshake."""
+    control = posixpath.join(tempfile.gettempdir(), f'wc-ssh-{run_id[-8:]}-%C')
+    return ['-o', 'ControlMaster=auto', '-o', f'ControlPath={control}', '-o', 'ControlPersist=300']
+
+
+def _missing(options: Mapping[str, str]) -> str | None:
+    absent = missing_module('pydantic_ai_harness', '"workspace-conformance[harness]"') or missing_program(
+        'ssh', 'openssh-client'
+    )
+    if absent:
+        return absent
+    if 'host' not in options:
+        return 'no host: pass --host user@host (keys or an agent must log in without a prompt)'
+    reached, why = probe(['ssh', *_connection_args(options), '-T', '--', options['host'], 'true'], timeout=30)
+    return None if reached else f'cannot log in to {options["host"]} without a prompt: {why}'
+
+
+class _Remote:
+    """Runs setup and cleanup commands on the host over the run's shared connection."""
+
+    def __init__(self, options: Mapping[str, str], run_id: str) -> None:
+        self.host = options['host']
+        self.args = [*_connection_args(options), *_sharing_args(run_id)]
+        self.run_root = posixpath.join(REMOTE_ROOT, run_id)
+
+    def shell(self, script: str, *arguments: str, timeout: float = 60) -> None:
+        argv = ['ssh', *self.args, '-T', '--', self.host, shlex.join(['sh', '-c', script, 'sh', *arguments])]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise TargetError(f'ssh {self.host}: setup command failed ({done.returncode}): {done.stderr.strip()}')
+
+    def new_directory(self, *parts: str) -> str:
+        """Make a new, empty remote directory below this run's root; its path is relative to the login directory."""
+        path = posixpath.join(self.run_root, *parts[:-1], f'{parts[-1]}-{secrets.token_hex(4)}')
+        self.shell('mkdir -p -- "$1"', path)
+        return path
+
+    def stop(self) -> None:
+        """Remove the run's remote root and close the shared connection; best effort, never raises."""
+        with contextlib.suppress(TargetError, subprocess.TimeoutExpired):
+            self.shell('rm -rf -- "$1"', self.run_root, timeout=120)
+        subprocess.run(['ssh', *self.args, '-O', 'exit', '--', self.host], capture_output=True, timeout=30, check=False)
+
+
+def _target(options: Mapping[str, str], run_id: str) -> Target:
+    from pydantic_ai_harness.ssh_workspace import SSHWorkspaceBackend
+
+    remote = _Remote(options, run_id)
+    ssh_args: Sequence[str] = remote.args
+
+    def at(directory: str) -> WorkspaceBackend:
+        backend: WorkspaceBackend = SSHWorkspaceBackend(remote.host, working_dir=directory, ssh_args=ssh_args)
+        return backend
+
+    def new(_: Path) -> WorkspaceBackend:
+        return at(remote.new_directory('env'))
+
+    def sacrificial(_: Path) -> WorkspaceBackend:
+        directory = remote.new_directory('destructive', 'sacrificial')
+        chain = posixpath.join(directory, 'chain', 'workspace')
+        remote.shell('mkdir -p "$1"', chain)
+        return at(chain)
+
+    def attach(_: Path, ref: WorkspaceRef) -> WorkspaceBackend:
+        destination, __, directory = ref.id.rpartition(':')
+        if destination != remote.host:
+            raise ValueError(f'ref {ref.id!r} is not on {remote.host}')
+        return at(directory)
+
+    async def destroy(backend: WorkspaceBackend) -> None:
+        ref = backend.ref
+        if ref is None:
+            raise ValueError('this backend has no remote directory')
+        directory = ref.id.rpartition(':')[2]
+        await anyio.to_thread.run_sync(lambda: remote.shell('rm -rf -- "$1"', directory))
+
+    return Target(
+        name='ssh',
+        description=f"pydantic-ai-harness's SSHWorkspaceBackend on {remote.host}",
+        backend=new,
+        fresh_backend=new,
+        destructive_backend=sacrificial,
+        attach_backend=attach,
+        destroy_environment=destroy,
+        cleanup=lambda _: remote.stop(),
+    )
+
+
+SSH = NamedTarget(
+    name='ssh',
+    description="pydantic-ai-harness's SSHWorkspaceBackend on a host you can log in to with a key",
+    build=_target,
+    missing=_missing,
+    options=_OPTIONS,
+    extra='harness',
+)

@@ -1,0 +1,138 @@
+"""Certify the real backends on the services ci/services started, and prove each run leaves nothing behind.
+
+Run by `nox -s targets` (pydantic-ai-harness 0.62 on pydantic-ai-slim 2.62), which starts the services,
+exports their variables (DOCKER_HOST, WC_DOCKER_IMAGE, WC_SSH_HOST, WC_SSH_CONFIG) and stops them afterwards.
+Each certification's report goes to build/targets/<target>/, where scripts/generate_targets_matrix.py reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workspace_conformance.reports.verify import load_report
+from workspace_conformance.targets.docker import RUN_LABEL
+from workspace_conformance.targets.listing import NOT_RUN_FILE
+from workspace_conformance.targets.ssh import REMOTE_ROOT
+
+ROOT = Path(__file__).resolve().parents[2]
+REPORTS = ROOT / 'build' / 'targets'
+CERTIFY_TIMEOUT = 20 * 60
+"""A whole certification of one target; the slowest (docker) takes about 3 minutes here."""
+
+
+def _service(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        pytest.fail(f'{name} is not set: start the services with `bash ci/services/up.sh` (nox -s targets does)')
+    return value
+
+
+def _required_targets() -> dict[str, list[str]]:
+    return {
+        'docker': ['--image', _service('WC_DOCKER_IMAGE'), '--user', '1000:1000', '-n', '2'],
+        'ssh': ['--host', _service('WC_SSH_HOST'), '--ssh-config', _service('WC_SSH_CONFIG'), '-n', '2'],
+        'bubblewrap': ['-n', '2'],
+    }
+
+
+def _certify(target: str, arguments: list[str], scratch: Path) -> subprocess.CompletedProcess[str]:
+    """Run `workspace-conformance certify TARGET` with its own TMPDIR, writing the report for the matrix."""
+    temporary = scratch / 'tmp'
+    temporary.mkdir()
+    output = REPORTS / target
+    output.mkdir(parents=True, exist_ok=True)
+    for stale in output.iterdir():
+        stale.unlink()
+    command = [sys.executable, '-m', 'workspace_conformance', 'certify', target, *arguments]
+    command += ['--anyio-backend', 'asyncio', '--require', '--report', str(output)]
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=CERTIFY_TIMEOUT,
+        env={**os.environ, 'TMPDIR': str(temporary)},
+        cwd=scratch,
+        check=False,
+    )
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    found = []
+    for entry in Path('/proc').iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command_line = (entry / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
+        except OSError:
+            continue
+        if text in command_line:
+            found.append(f'{entry.name}: {command_line[:200]}')
+    return found
+
+
+def _leftovers(target: str, scratch: Path) -> list[str]:
+    """What the run left: files in its TMPDIR, processes naming it, containers, remote directories."""
+    left = [f'temporary file {path}' for path in (scratch / 'tmp').rglob('*')]
+    left += [f'process {line}' for line in _processes_mentioning(str(scratch / 'tmp'))]
+    if target == 'docker':
+        listed = subprocess.run(
+            ['docker', 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}'],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        left += [f'container {name}' for name in listed.stdout.split()]
+    if target == 'ssh':
+        listed = subprocess.run(
+            ['ssh', '-F', _service('WC_SSH_CONFIG'), _service('WC_SSH_HOST'), f'ls -A {REMOTE_ROOT} 2>/dev/null'],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        left += [f'remote directory {REMOTE_ROOT}/{name}' for name in listed.stdout.split()]
+        left += [f'process {line}' for line in _processes_mentioning('wc-ssh-')]
+    return left
+
+
+@pytest.mark.parametrize('target', ['docker', 'ssh', 'bubblewrap'])
+def test_a_real_target_is_certified_or_partial_with_every_gap_explained(target: str, tmp_path: Path) -> None:
+    done = _certify(target, _required_targets()[target], tmp_path)
+    sys.stdout.write(done.stdout[-3000:])
+    report_path = REPORTS / target / 'report.json'
+    assert report_path.exists(), f'no report for {target}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr}'
+    report = load_report(report_path)
+    assert report.complete, f'{target}: the run did not finish every rule'
+    assert report.verdict in ('certified', 'partial'), f'{target}: {report.verdict}\n{done.stdout[-4000:]}'
+    assert done.returncode == (0 if report.verdict == 'certified' else 1)
+    for summary in (summary for suite in report.suites for summary in suite.rules):
+        assert summary.status in ('passed', 'gap', 'not-applicable'), f'{summary.rule_id}: {summary.detail}'
+        if summary.status == 'gap':
+            kind, _, reason = (summary.detail or '').partition(':')
+            assert kind and reason.strip(), f'{target}: gap {summary.rule_id} has no reason: {summary.detail!r}'
+    assert _leftovers(target, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ('target', 'credential'), [('e2b', 'E2B_API_KEY'), ('modal', 'MODAL_TOKEN_ID'), ('daytona', 'DAYTONA_API_KEY')]
+)
+def test_a_hosted_target_runs_only_with_its_credentials_and_is_never_passed_without(
+    target: str, credential: str, tmp_path: Path
+) -> None:
+    if os.environ.get(credential):
+        done = _certify(target, [], tmp_path)
+        report = load_report(REPORTS / target / 'report.json')
+        assert report.complete and report.verdict in ('certified', 'partial'), done.stdout[-4000:]
+        assert _leftovers(target, tmp_path) == []
+        return
+    done = _certify(target, [], tmp_path)
+    assert done.returncode == 1, 'a required target that cannot run must fail (--require)'
+    assert f'{target}: not run: no {credential}' in done.stdout
+    record = json.loads((REPORTS / target / NOT_RUN_FILE).read_text())
+    assert record == {'target': target, 'verdict': 'not run', 'reason': f'no {credential}'}
+    assert not (REPORTS / target / 'report.json').exists()
