@@ -41,15 +41,16 @@ def _target_section(name: str, report: Report) -> list[str]:
         f'pydantic-ai-slim {report.pydantic_ai_version}; {_seconds(report):.0f} s wall time.',
         '',
     ]
-    waivers = [*suite.declared_limits, *suite.expected_failures]
-    problems = [s for s in summaries if s.status in ('gap', 'failed', 'missing')]
+    problems = [s for s in summaries if s.status in ('gap', 'failed', 'missing', 'not-applicable')]
     if problems:
         lines += ['| rule | status | why |', '|---|---|---|']
         lines += [f'| `{s.rule_id}` ({s.level}) | {s.status} | {_cell(s.detail or "")} |' for s in problems]
         lines.append('')
-    if waivers:
-        lines += ['Waivers declared by the target:', '']
-        lines += [f'- `{waiver.rule_id}`: {waiver.reason}' for waiver in waivers]
+    shown = {s.rule_id for s in problems}
+    unused = [w for w in (*suite.declared_limits, *suite.expected_failures) if w.rule_id not in shown]
+    if unused:
+        lines += ['Waivers the target declares that this run did not need:', '']
+        lines += [f'- `{waiver.rule_id}`: {waiver.reason}' for waiver in unused]
         lines.append('')
     return lines
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / 'build' / 'targets'
 CERTIFY_TIMEOUT = 20 * 60
 """A whole certification of one target; the slowest (docker) takes about 3 minutes here."""
+SLOW_PROVIDER = ['-n', '2', '--conformance-profile', 'ci', '--conformance-time-scale', '3']
+"""Two workers, the CI profile's Hypothesis examples, and hang guards three times as long: every operation is a
+process (docker exec, an ssh round trip, a bwrap launch), and the model-based rule's bound is for all its steps."""
 
 
 def _service(name: str) -> str:
@@ -35,9 +40,9 @@ def _service(name: str) -> str:
 
 def _required_targets() -> dict[str, list[str]]:
     return {
-        'docker': ['--image', _service('WC_DOCKER_IMAGE'), '--user', '1000:1000', '-n', '2'],
-        'ssh': ['--host', _service('WC_SSH_HOST'), '--ssh-config', _service('WC_SSH_CONFIG'), '-n', '2'],
-        'bubblewrap': ['-n', '2'],
+        'docker': ['--image', _service('WC_DOCKER_IMAGE'), '--user', '1000:1000', *SLOW_PROVIDER],
+        'ssh': ['--host', _service('WC_SSH_HOST'), '--ssh-config', _service('WC_SSH_CONFIG'), *SLOW_PROVIDER],
+        'bubblewrap': SLOW_PROVIDER,
     }
 
 
@@ -81,13 +86,7 @@ def _leftovers(target: str, scratch: Path) -> list[str]:
     left = [f'temporary file {path}' for path in (scratch / 'tmp').rglob('*')]
     left += [f'process {line}' for line in _processes_mentioning(str(scratch / 'tmp'))]
     if target == 'docker':
-        listed = subprocess.run(
-            ['docker', 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}'],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        left += [f'container {name}' for name in listed.stdout.split()]
+        left += [f'container {name}' for name in _containers()]
     if target == 'ssh':
         listed = subprocess.run(
             ['ssh', '-F', _service('WC_SSH_CONFIG'), _service('WC_SSH_HOST'), f'ls -A {REMOTE_ROOT} 2>/dev/null'],
@@ -136,3 +135,56 @@ def test_a_hosted_target_runs_only_with_its_credentials_and_is_never_passed_with
     record = json.loads((REPORTS / target / NOT_RUN_FILE).read_text())
     assert record == {'target': target, 'verdict': 'not run', 'reason': f'no {credential}'}
     assert not (REPORTS / target / 'report.json').exists()
+
+
+def test_an_interrupted_docker_certification_removes_its_containers(tmp_path: Path) -> None:
+    """Ctrl-C once containers exist: the run ends, its report says incomplete, and no container is left."""
+    temporary = tmp_path / 'tmp'
+    temporary.mkdir()
+    output = tmp_path / 'report'
+    command = [sys.executable, '-m', 'workspace_conformance', 'certify', 'docker']
+    command += ['--image', _service('WC_DOCKER_IMAGE'), '--anyio-backend', 'asyncio', '--report', str(output)]
+    process = subprocess.Popen(
+        command,
+        env={**os.environ, 'TMPDIR': str(temporary)},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _containers():
+            time.sleep(0.2)
+        assert _containers(), 'the run created no container within 120 s'
+        process.send_signal(signal.SIGINT)
+        output_text, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode != 0
+    assert not load_report(output / 'report.json').complete, output_text[-2000:]
+    assert _containers() == []
+    assert list(temporary.iterdir()) == []
+
+
+def _containers() -> list[str]:
+    listed = subprocess.run(
+        ['docker', 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}'],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return listed.stdout.split()
+
+
+@pytest.mark.parametrize(
+    ('target', 'verdict'),
+    [('local', 'certified'), ('local-shell', 'certified'), ('provider', 'certified'), ('memory', 'partial')],
+)
+def test_an_in_process_target_joins_the_matrix(target: str, verdict: str, tmp_path: Path) -> None:
+    done = _certify(target, ['--conformance-profile', 'ci'], tmp_path)
+    report = load_report(REPORTS / target / 'report.json')
+    assert report.complete and report.verdict == verdict, done.stdout[-4000:]
+    assert _leftovers(target, tmp_path) == []

@@ -70,6 +70,8 @@ class NamedTarget:
     options: tuple[TargetOption, ...] = ()
     extra: str | None = None
     """The `workspace-conformance[EXTRA]` that installs what the target imports, if any."""
+    keeps_capabilities: bool = False
+    """As root, certify keeps CAP_DAC_OVERRIDE for this target (its client needs it, as Podman's overlay mounts do)."""
 
     def values(self, given: Mapping[str, str | None]) -> dict[str, str]:
         """The option values for a run: the given ones over the defaults, unknown names refused."""

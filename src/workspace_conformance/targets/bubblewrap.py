@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceBackend, WorkspaceRef
 
 from ._probe import missing_module, missing_program, probe
-from .base import NamedTarget, Target
+from .base import NamedTarget, Target, TargetOption
 from .local import LazyLocalBackend, destroy_local_environment, sacrificial_directory, shared_directory
 
 __all__ = ('BUBBLEWRAP',)
@@ -26,26 +26,54 @@ def _missing(_: Mapping[str, str]) -> str | None:
     return None if works else f'bwrap cannot start a sandbox here (user namespaces?): {why}'
 
 
-def _target(_: Mapping[str, str], run_id: str) -> Target:
+PRIVATE_TMP_LOSES_PAGED_LISTINGS = (
+    "bwrap gives every command a new empty /tmp, but pydantic-ai's shell-derived filesystem pages a listing "
+    'over 64 KiB through a file in $TMPDIR (default /tmp) that a second command reads back, so list_dir of a '
+    'large directory raises "damaged or incomplete output"; the contract says list_dir returns every entry'
+)
+DESTROYED_DIRECTORY_STAYS_MOUNTED = (
+    'the sandbox bind-mounts the working directory, so a command still sees it after the environment is '
+    'deleted on the host and runs on until its timeout, which raises WorkspaceTimeoutError; the contract says '
+    'a command whose environment is destroyed raises WorkspaceUnavailableError'
+)
+
+
+def _target(options: Mapping[str, str], run_id: str) -> Target:
     from pydantic_ai_harness.bubblewrap_sandbox import BubblewrapWorkspace
 
-    def sandbox(backend: WorkspaceBackend) -> WorkspaceBackend:
-        sandboxed: WorkspaceBackend = BubblewrapWorkspace(Workspace(backend))
+    private_tmp = options.get('tmp') == 'private'
+
+    def sandbox(backend: WorkspaceBackend, run_dir: Path) -> WorkspaceBackend:
+        # A TMPDIR per run that outlives each command, as a container's or a host's /tmp does. Not mounted
+        # over /tmp itself, which would hide a working directory below /tmp.
+        tmp = str(_tmp_directory(run_dir))
+        shared_tmp = [] if private_tmp else ['--bind', tmp, tmp, '--setenv', 'TMPDIR', tmp]
+        sandboxed: WorkspaceBackend = BubblewrapWorkspace(Workspace(backend), bwrap_args=shared_tmp)
         return sandboxed
 
     def attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
         inner = LazyLocalBackend(run_dir / 'fresh', ref=ref) if ref.provider == 'local-lazy' else None
-        return sandbox(inner or LocalWorkspaceBackend(ref.id))
+        return sandbox(inner or LocalWorkspaceBackend(ref.id), run_dir)
 
+    expected = {'destroying_environment_during_command_raises_unavailable': DESTROYED_DIRECTORY_STAYS_MOUNTED}
+    if private_tmp:
+        expected['large_listing_is_complete'] = PRIVATE_TMP_LOSES_PAGED_LISTINGS
     return Target(
         name='bubblewrap',
         description="pydantic-ai-harness's BubblewrapWorkspace around LocalWorkspaceBackend, no network",
-        backend=lambda run_dir: sandbox(LocalWorkspaceBackend(shared_directory(run_dir))),
-        fresh_backend=lambda run_dir: sandbox(LazyLocalBackend(run_dir / 'fresh')),
-        destructive_backend=lambda run_dir: sandbox(LocalWorkspaceBackend(sacrificial_directory(run_dir))),
+        backend=lambda run_dir: sandbox(LocalWorkspaceBackend(shared_directory(run_dir)), run_dir),
+        fresh_backend=lambda run_dir: sandbox(LazyLocalBackend(run_dir / 'fresh'), run_dir),
+        destructive_backend=lambda run_dir: sandbox(LocalWorkspaceBackend(sacrificial_directory(run_dir)), run_dir),
         attach_backend=attach,
         destroy_environment=destroy_local_environment,
+        expected_failures=expected,
     )
+
+
+def _tmp_directory(run_dir: Path) -> Path:
+    path = run_dir / 'sandbox-tmp'
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 BUBBLEWRAP = NamedTarget(
@@ -53,5 +81,13 @@ BUBBLEWRAP = NamedTarget(
     description="pydantic-ai-harness's BubblewrapWorkspace (bwrap) around a local directory",
     build=_target,
     missing=_missing,
+    options=(
+        TargetOption(
+            'tmp',
+            "'shared' (default): commands get a TMPDIR per run that outlives each command; 'private': only "
+            "bwrap's default /tmp, new and empty for every command, which breaks large listings (an expected failure)",
+            'shared',
+        ),
+    ),
     extra='harness',
 )

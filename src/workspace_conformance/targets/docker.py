@@ -123,4 +123,7 @@ PODMAN = NamedTarget(
     missing=lambda options: _missing('podman', 'podman and catatonit', options),
     options=_OPTIONS,
     extra='harness',
+    # Rootful Podman mounts overlay filesystems, which fails without CAP_DAC_OVERRIDE; pass --user so the
+    # permission rule still runs for real inside the container.
+    keeps_capabilities=True,
 )

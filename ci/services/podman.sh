@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `podman.sh up`: install Podman (with catatonit, the init `--init` needs) and import the busybox test image.
+# `podman.sh down`: remove the containers the certifications labelled, and that image. Podman has no daemon.
+# The image goes into root's default store: DockerSandboxBackend runs `podman` with a minimal environment
+# (no CONTAINERS_STORAGE_CONF), so a private store would not be seen.
+source "$(dirname "$0")/lib.sh"
+STATE="$WC_SERVICES/podman"
+IMAGE="localhost/workspace-conformance/busybox:ci"
+
+up() {
+    apt_install podman podman
+    apt_install catatonit catatonit
+    apt_install busybox busybox-static
+    mkdir -p "$STATE"
+    local rootfs="$STATE/rootfs" applet
+    rm -rf "$rootfs"
+    mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/root" "$rootfs/tmp" "$rootfs/usr"
+    cp "$(command -v busybox)" "$rootfs/bin/busybox"
+    for applet in $("$rootfs/bin/busybox" --list); do
+        [ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"
+    done
+    ln -s ../bin "$rootfs/usr/bin"
+    ln -s bin "$rootfs/sbin"
+    printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' > "$rootfs/etc/passwd"
+    printf 'root:x:0:\nuser:x:1000:\n' > "$rootfs/etc/group"
+    chmod 1777 "$rootfs/tmp"
+    tar -C "$rootfs" -c . | podman import --change 'ENV PATH=/usr/bin:/bin' - "$IMAGE" >/dev/null
+    rm -rf "$rootfs"
+    podman run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 "$IMAGE" true \
+        || { say "podman cannot run a container here"; return 1; }
+    export_var WC_PODMAN_IMAGE "$IMAGE"
+    say "podman ready with $IMAGE"
+}
+
+down() {
+    if command -v podman >/dev/null 2>&1; then
+        local containers
+        containers=$(podman ps --all --quiet --filter label=workspace-conformance.run)
+        [ -z "$containers" ] || podman rm --force --volumes $containers >/dev/null
+        podman rmi --force "$IMAGE" >/dev/null 2>&1 || true
+    fi
+    rm -rf "$STATE"
+    say "podman containers and image removed"
+}
+
+"${1:?usage: podman.sh up|down}"
