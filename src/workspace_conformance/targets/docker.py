@@ -28,6 +28,16 @@ _OPTIONS = (
 )
 
 
+PODMAN_EXPECTED_FAILURES = {
+    'cancellation_mid_create_keeps_the_ref': (
+        'after `podman run` is cancelled mid-create the container is left created but not started, and the next '
+        'operation\'s `podman start` fails (runc: "container with given ID already exists"), so it raises '
+        'WorkspaceUnavailableError; the contract says the backend keeps the ref and goes on with the environment '
+        'it created (seen with Podman 4.3.1 and runc on Debian 12)'
+    ),
+}
+
+
 def _missing(executable: str, package: str, options: Mapping[str, str]) -> str | None:
     absent = missing_module('pydantic_ai_harness', '"workspace-conformance[harness]"') or missing_program(
         executable, package
@@ -104,6 +114,7 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
         attach_backend=attach,
         destroy_environment=destroy,
         cleanup=lambda _: _remove_labelled(executable, run_id),
+        expected_failures=PODMAN_EXPECTED_FAILURES if executable == 'podman' else {},
     )
 
 
