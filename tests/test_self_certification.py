@@ -10,8 +10,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend, Work
 
 from workspace_conformance import WorkspaceBackendSuite
 from workspace_conformance.targets import local_target
-
-from .backends import CommandsOnly
+from workspace_conformance.targets.local_shell import CommandsOnly
 
 LOCAL = local_target()
 

@@ -22,7 +22,7 @@ SUITE = """
 import pytest
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 from workspace_conformance import WorkspaceBackendSuite
-from tests.backends import CommandsOnly
+from workspace_conformance.targets.local_shell import CommandsOnly
 
 
 class TestNative(WorkspaceBackendSuite):

@@ -38,3 +38,20 @@ stop_pidfile() {
     fi
     rm -f "$file"
 }
+
+# busybox_rootfs DIR: a minimal root filesystem in DIR from the host's static busybox (no registry needed):
+# every applet linked into /bin, /usr/bin and /sbin pointing there, root and an unprivileged user 1000.
+busybox_rootfs() {
+    local rootfs=$1 applet
+    rm -rf "$rootfs"
+    mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/root" "$rootfs/tmp" "$rootfs/usr"
+    cp "$(command -v busybox)" "$rootfs/bin/busybox"
+    for applet in $("$rootfs/bin/busybox" --list); do
+        [ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"
+    done
+    ln -s ../bin "$rootfs/usr/bin"
+    ln -s bin "$rootfs/sbin"
+    printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' > "$rootfs/etc/passwd"
+    printf 'root:x:0:\nuser:x:1000:\n' > "$rootfs/etc/group"
+    chmod 1777 "$rootfs/tmp"
+}

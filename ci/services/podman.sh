@@ -12,18 +12,8 @@ up() {
     apt_install catatonit catatonit
     apt_install busybox busybox-static
     mkdir -p "$STATE"
-    local rootfs="$STATE/rootfs" applet
-    rm -rf "$rootfs"
-    mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/root" "$rootfs/tmp" "$rootfs/usr"
-    cp "$(command -v busybox)" "$rootfs/bin/busybox"
-    for applet in $("$rootfs/bin/busybox" --list); do
-        [ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"
-    done
-    ln -s ../bin "$rootfs/usr/bin"
-    ln -s bin "$rootfs/sbin"
-    printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' > "$rootfs/etc/passwd"
-    printf 'root:x:0:\nuser:x:1000:\n' > "$rootfs/etc/group"
-    chmod 1777 "$rootfs/tmp"
+    local rootfs="$STATE/rootfs"
+    busybox_rootfs "$rootfs"
     tar -C "$rootfs" -c . | podman import --change 'ENV PATH=/usr/bin:/bin' - "$IMAGE" >/dev/null
     rm -rf "$rootfs"
     podman run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 "$IMAGE" true \
