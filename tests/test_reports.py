@@ -188,8 +188,10 @@ def test_secrets_never_reach_a_report_or_the_terminal(
     monkeypatch.setenv('LEAKY', '1')
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', '--conformance-report', str(out))
     assert 'provider refused' in (out / 'report.json').read_text()  # the failure is reported...
+    formats = sorted(path.name for path in out.iterdir())
+    assert formats == ['badge.json', 'badge.svg', 'junit.xml', 'report.html', 'report.json', 'report.md']
     for path in out.iterdir():
-        assert FAKE_KEY not in path.read_text(), path.name  # ...without the key
+        assert FAKE_KEY not in path.read_text(), path.name  # ...without the key, in any format
     assert FAKE_KEY not in result.stdout.str() + result.stderr.str()
 
 

@@ -7,15 +7,17 @@ import importlib.util
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import hypothesis.configuration
 import pytest
 
+from . import emergency
 from ._version import __version__
 from .catalog_format import FORMATS, render_catalog
+from .interrupts import second_interrupt_exits
+from .leftovers import run_directory
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
 from .reports.model import verdict_of
@@ -272,7 +274,8 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     if args.workers and importlib.util.find_spec('xdist') is None:
         return _fail('-n needs pytest-xdist: pip install "workspace-conformance[xdist]"')
     options = _target_options(args)
-    with tempfile.TemporaryDirectory(prefix='workspace-conformance-check-') as check_dir:
+    emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified
+    with run_directory('workspace-conformance-check-') as check_dir:
         try:
             resolve_target(
                 args.target,
@@ -286,10 +289,12 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             return _not_run(args, error)
         except TargetError as error:
             return _fail(str(error))
-    if not args.keep_capabilities:
+    named = NAMED_TARGETS.get(args.target or 'local')
+    if not args.keep_capabilities and not (named and named.keeps_capabilities):
         _drop_bypass_capabilities(argv)
-    with tempfile.TemporaryDirectory(prefix='workspace-conformance-') as temporary:
-        run_dir = Path(temporary)
+    # The run's directory, and every process working in it, go when the run ends: also on Ctrl-C (a second one
+    # exits at once) and when the watchdog has to end a run whose backend ignores cancellation.
+    with second_interrupt_exits() as interrupts, run_directory('workspace-conformance-') as run_dir:
         target = resolve_target(
             args.target,
             options=options,
@@ -330,6 +335,9 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             'ignore::pytest.PytestAssertRewriteWarning',
             '--rootdir',
             str(tests),
+            # pytest's own temporary directories (kept for three runs by default) go in the run's, not in TMPDIR.
+            '--basetemp',
+            str(run_dir / 'pytest'),
             '-c',
             str(tests / 'pytest.ini'),
         ]
@@ -344,9 +352,11 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         if output:
             pytest_args += ['--conformance-report', str(Path(output).resolve())]
         capture = _RecorderCapture()
+        unregister = emergency.on_exit(lambda: _clean_up(target, run_dir / 'environments'))
         try:
-            status = pytest.main(pytest_args, plugins=[capture])
+            status = pytest.main(pytest_args, plugins=[capture, interrupts])
         finally:
+            unregister()
             _clean_up(target, run_dir / 'environments')
     recorder = capture.recorder
     if (

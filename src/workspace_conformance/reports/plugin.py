@@ -6,13 +6,18 @@ workers send them to the controller unchanged.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..suite import catalog, rule_of
+from .. import emergency
+from ..suite import Rule, catalog, rule_of
+from ..suite import _session as session_hooks
+from ..suite._guard import clip, unresponsive
+from ..suite._watchdog import WATCHDOG
 from .assemble import assemble, now
 from .model import Report, verdict_of
 from .recording import SubjectResults, merge
@@ -22,6 +27,9 @@ from .write import write_all
 __all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
 
 RECORDER_NAME = 'workspace-conformance-recorder'
+SESSION_HOOKS_NAME = 'workspace-conformance-session'
+LONGREPR_LIMIT = 64_000
+"""Characters of a failure's traceback, and of each captured output, kept in its report."""
 REDACTOR = pytest.StashKey[Redactor]()
 EXCERPT = 'workspace_conformance_excerpt'
 PROPERTY = 'workspace_conformance'
@@ -57,6 +65,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line('markers', 'conformance_rule(id, area, level): a workspace conformance rule')
     config.pluginmanager.register(ConformanceRecorder(config), RECORDER_NAME)
+    if not config.pluginmanager.is_registered(session_hooks):
+        config.pluginmanager.register(session_hooks, SESSION_HOOKS_NAME)
 
 
 def _anyio_backend(item: pytest.Item) -> str:
@@ -75,33 +85,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     klass = getattr(item, 'cls', None)
     if meta is not None and klass is not None:
         _redact_longrepr(report, item.config)
-        report.user_properties.append(
-            (
-                PROPERTY,
-                {
-                    'subject': f'{item.nodeid.split("::")[0]}::{klass.__qualname__}',
-                    'rule': meta.to_dict(),
-                    'anyio_backend': _anyio_backend(item),
-                    'suite_rules': [f'{r.id}|{r.area}|{r.level}' for r in catalog(klass)],
-                    'summary': bool(getattr(klass, 'conformance_summary', True)),
-                    **_identity(item),
-                },
-            )
-        )
+        report.user_properties.append((PROPERTY, _tag(item, meta, klass)))
     return report
 
 
+def _tag(item: pytest.Item, meta: Rule, klass: type) -> dict[str, Any]:
+    return {
+        'subject': f'{item.nodeid.split("::")[0]}::{klass.__qualname__}',
+        'rule': meta.to_dict(),
+        'anyio_backend': _anyio_backend(item),
+        'suite_rules': [f'{r.id}|{r.area}|{r.level}' for r in catalog(klass)],
+        'summary': bool(getattr(klass, 'conformance_summary', True)),
+        **_identity(item),
+    }
+
+
 def _redact_longrepr(report: pytest.TestReport, config: pytest.Config) -> None:
-    """Replace a failure's traceback text with a redacted copy when it holds a secret, so no output shows it."""
+    """Keep a failure's traceback and captured output short (a backend's 100 MB output) and free of secrets."""
+    redact: Redactor = config.stash.setdefault(REDACTOR, Redactor())
+    report.sections = [(title, redact(clip(content, LONGREPR_LIMIT))) for title, content in report.sections]
     if report.longrepr is None or report.skipped:
         return
-    redact: Redactor = config.stash.setdefault(REDACTOR, Redactor())
     text = str(report.longrepr)
-    cleaned = redact(text)
+    cleaned = redact(clip(text, LONGREPR_LIMIT))
     if cleaned != text:
         crash = getattr(getattr(report.longrepr, 'reprcrash', None), 'message', None)
         if crash:
-            report.user_properties.append((EXCERPT, redact(str(crash))))
+            report.user_properties.append((EXCERPT, redact(clip(str(crash), LONGREPR_LIMIT))))
         report.longrepr = cleaned
 
 
@@ -134,23 +144,66 @@ class ConformanceRecorder:
         self.started = now()
         self.report: Report | None = None
         self.written: list[Path] = []
+        self.running: pytest.Item | None = None
+        """The item whose protocol runs now, for the report of a run the watchdog has to end."""
+        self._unregister = emergency.on_exit(self.write_abandoned)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        self.running = item
+        try:
+            return (yield)
+        finally:
+            self.running = None
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Assemble the report (kept for the CLI) and write it where `--conformance-report` says."""
-        if not self.subjects or _is_xdist_worker(self.config):
-            return
-        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop is not False
+        if self.subjects and not _is_xdist_worker(self.config):
+            interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop is not False
+            self._write(interrupted=bool(interrupted))
+        WATCHDOG.settle()
+
+    def pytest_unconfigure(self) -> None:
+        self._unregister()
+
+    def _write(self, *, interrupted: bool) -> None:
         self.report = assemble(
             self.subjects.values(),
             started=self.started,
             profile=str(self.config.getoption('conformance_profile', default=None) or 'ci'),
-            interrupted=bool(interrupted),
+            interrupted=interrupted,
             command=list(self.config.invocation_params.args),
         )
         target = self.config.getoption('conformance_report', default=None)
         if target:
             self.written = write_all(self.report, Path(target))
+
+    def write_abandoned(self) -> None:
+        """When the process must end at once: fail the rule stuck now, and write the report, marked incomplete."""
+        capture = self.config.pluginmanager.getplugin('capturemanager')
+        if capture is not None:  # what `emergency.exit_now` says next must reach the terminal
+            with contextlib.suppress(Exception):
+                capture.suspend_global_capture(in_=True)
+        if self.report is not None or _is_xdist_worker(self.config):
+            return
+        item, hang = self.running, WATCHDOG.hang
+        meta = rule_of(getattr(item, 'function', None))
+        klass = getattr(item, 'cls', None)
+        if item is not None and hang is not None and meta is not None and klass is not None:
+            failure = unresponsive(meta, hang)
+            report = pytest.TestReport(
+                nodeid=item.nodeid,
+                location=item.location,
+                keywords={},
+                outcome='failed',
+                longrepr=f'{type(failure).__name__}: {failure}',
+                when='call',
+                user_properties=[(EXCERPT, str(failure)), (PROPERTY, _tag(item, meta, klass))],
+            )
+            self.pytest_runtest_logreport(report)
+        if self.subjects:
+            self._write(interrupted=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         found = next((value for key, value in report.user_properties if key == PROPERTY), None)
@@ -167,6 +220,7 @@ class ConformanceRecorder:
         subject.ref_provider = tag.get('ref_provider') or subject.ref_provider
         subject.declared_limits.update(tag.get('declared_limits', {}))
         subject.expected_failures.update(tag.get('expected_failures', {}))
+        subject.started.add(tag['anyio_backend'])
         key = (tag['rule']['id'], tag['anyio_backend'])
         merged = merge(subject.outcomes.get(key), report, tag)
         if merged is not None:

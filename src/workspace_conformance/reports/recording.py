@@ -30,10 +30,12 @@ class SubjectResults:
     """Whether the terminal summary shows it; a suite class opts out with `conformance_summary = False`."""
     expected: dict[str, tuple[str, str]] = field(default_factory=dict)
     outcomes: dict[tuple[str, str], RuleOutcome] = field(default_factory=dict)
+    started: set[str] = field(default_factory=set)
+    """The anyio backends a rule started on, even if none finished (a run interrupted in its first rule)."""
 
     @property
     def anyio_backends(self) -> list[str]:
-        return sorted({backend for _, backend in self.outcomes})
+        return sorted(self.started | {backend for _, backend in self.outcomes})
 
     def complete_outcomes(self) -> list[RuleOutcome]:
         """Every recorded outcome, plus `missing` for each catalog rule with no result on a backend that ran."""

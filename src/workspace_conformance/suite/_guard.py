@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
@@ -13,16 +14,31 @@ import anyio
 import pytest
 
 from ._tracing import OperationLog, traced, unwrap
+from ._watchdog import WATCHDOG, Hang
 
 if TYPE_CHECKING:
     from ._rules import Rule
 
-__all__ = ('RuleFailure', 'RuleRun', 'current_run', 'guarded', 'safe_str')
+__all__ = (
+    'CLEANUP_BOUND',
+    'RuleFailure',
+    'RuleRun',
+    'current_run',
+    'describe_latest',
+    'guarded',
+    'safe_str',
+    'unresponsive',
+)
 
 SCALE_FIXTURE = 'conformance_time_scale'
 _PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception)
 """pytest outcomes a rule may raise on purpose; they are not the backend's failures."""
+_OUTCOMES = (*_PASS_THROUGH, pytest.fail.Exception)
 _CURRENT: ContextVar[RuleRun] = ContextVar('workspace_conformance_rule_run')
+CLEANUP_BOUND = 30.0
+"""Seconds (at time scale 1) a rule's cleanup may take after its body, e.g. removing its scratch directory."""
+OBSERVED_LIMIT = 4000
+"""Characters of an observation kept in a failure message; a backend's 100 MB output must not flood the report."""
 
 
 class RuleFailure(AssertionError):
@@ -42,6 +58,21 @@ class RuleRun:
         return base * self.scale
 
 
+_LATEST: list[RuleRun | None] = [None]
+"""The run of the rule started last in this process (rules run one at a time per process), for the watchdog."""
+
+
+def describe_latest() -> str:
+    """What the rule started last is stuck in (`backend.stat(...) never returned`), for the watchdog's thread."""
+    run = _LATEST[0]
+    if run is None:
+        return 'no rule has started'
+    if run.log.pending:
+        return run.log.describe_pending()
+    last = f'; the last backend call was {run.log.last}' if run.log.last else ''
+    return f'no backend call was pending: its own work, or a task it left, kept the event loop busy{last}'
+
+
 def current_run() -> RuleRun:
     """The `RuleRun` of the rule whose body is executing; only valid inside a rule."""
     try:
@@ -51,19 +82,68 @@ def current_run() -> RuleRun:
 
 
 def safe_str(error: BaseException) -> str:
-    """`Type: message` for an exception, even one whose `__str__` raises, with its notes (Hypothesis's examples)."""
+    """`Type: message` for an exception, even one whose `__str__` raises, with its notes (Hypothesis's examples).
+
+    An exception group (a task group's) also names what it holds: `ExceptionGroup: ... [TimeoutError: ...]`.
+    """
     try:
         text = str(error)
     except Exception:
         text = '<str() of this exception raised>'
+    if isinstance(error, BaseExceptionGroup):
+        inner = [safe_str(exception) for exception in error.exceptions[:3]]
+        more = '; ...' if len(error.exceptions) > 3 else ''
+        text = f'{text} [{"; ".join(inner)}{more}]'
     notes = getattr(error, '__notes__', None)
     if isinstance(notes, list) and notes:
-        text = '\n'.join([text, *(str(note) for note in notes)])
+        with contextlib.suppress(Exception):  # a note whose str() raises is left out
+            text = '\n'.join([text, *(str(note) for note in notes)])
     return f'{type(error).__name__}: {text}' if text else type(error).__name__
 
 
+def clip(text: str, limit: int = OBSERVED_LIMIT) -> str:
+    """`text`, or its beginning and end with the number of characters cut between them when it is longer."""
+    if len(text) <= limit:
+        return text
+    tail = limit // 5
+    head = limit - tail
+    return f'{text[:head]} [... {len(text) - head - tail:,} characters cut ...] {text[-tail:]}'
+
+
 def _framed(rule: Rule, observed: str) -> str:
-    return f'[{rule.qualified}] contract: "{rule.clause}"\nobserved: {observed}'
+    return f'[{rule.qualified}] contract: "{rule.clause}"\nobserved: {clip(observed)}'
+
+
+def _observed(run: RuleRun, observed: str) -> str:
+    """What the rule saw, after the first value of a wrong type its backend returned, which usually explains it."""
+    wrong = run.log.wrong_returns
+    if not wrong:
+        return observed
+    more = f' (and {len(wrong) - 1} more values of the wrong type)' if len(wrong) > 1 else ''
+    return f'{clip(wrong[0], OBSERVED_LIMIT // 4)}{more}; then {observed}'
+
+
+def _clipped(error: BaseException) -> BaseException:
+    """`error`, its message shortened in place when huge, so the traceback pytest prints stays readable."""
+    with contextlib.suppress(Exception):  # an exception whose str() or args raise keeps its own message
+        text = str(error)
+        if len(text) > OBSERVED_LIMIT and error.args:
+            error.args = (clip(text),)
+    for inner in getattr(error, 'exceptions', ()):
+        if isinstance(inner, BaseException):
+            _clipped(inner)
+    return error
+
+
+def unresponsive(rule: Rule, hang: Hang) -> RuleFailure:
+    """The failure of a rule the watchdog had to interrupt: it ignored its hang guard's cancellation."""
+    return RuleFailure(
+        _framed(
+            rule,
+            f'hung for {hang.seconds:.1f} s and did not respond to cancellation at its hang guard '
+            f'({hang.guard:g} s): {hang.pending}; the run stops here',
+        )
+    )
 
 
 def _trace_factories(kwargs: dict[str, Any], log: OperationLog) -> None:
@@ -97,32 +177,59 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
         bound = run.seconds(rule.timeout)
         token = _CURRENT.set(run)
         scope = anyio.move_on_after(bound)
+        _LATEST[0] = run
+
+        def hung() -> str:
+            return _observed(run, f'hung after {bound:g} s: {run.log.describe_pending()}')
+
         try:
             with scope:
                 await function(*args, **kwargs)
         except pytest.fail.Exception as failed:
             if scope.cancel_called:
-                raise RuleFailure(_framed(rule, f'hung after {bound:g} s: {run.log.describe_pending()}')) from failed
-            raise RuleFailure(_framed(rule, failed.msg or 'failed')) from None
+                raise RuleFailure(_framed(rule, hung())) from _clipped(failed)
+            raise RuleFailure(_framed(rule, _observed(run, failed.msg or 'failed'))) from None
         except _PASS_THROUGH:
             raise
         except RuleFailure:
             raise
         except AssertionError as failure:
             if scope.cancel_called:
-                raise RuleFailure(_framed(rule, f'hung after {bound:g} s: {run.log.describe_pending()}')) from failure
-            raise RuleFailure(_framed(rule, safe_str(failure).removeprefix('AssertionError: '))) from failure
+                raise RuleFailure(_framed(rule, hung())) from _clipped(failure)
+            observed = safe_str(failure).removeprefix('AssertionError: ')
+            raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(failure)
         except Exception as error:
             if scope.cancel_called:
-                raise RuleFailure(_framed(rule, f'hung after {bound:g} s: {run.log.describe_pending()}')) from error
-            raise RuleFailure(_framed(rule, f'raised {safe_str(error)}{_after(run)}')) from error
+                raise RuleFailure(_framed(rule, hung())) from _clipped(error)
+            raise RuleFailure(_framed(rule, _observed(run, f'raised {safe_str(error)}{_after(run)}'))) from _clipped(
+                error
+            )
+        except KeyboardInterrupt as interrupt:
+            hang = WATCHDOG.claim()
+            if hang is None:  # Ctrl-C: the session stops
+                raise
+            raise unresponsive(rule, hang) from interrupt
+        except BaseException as error:
+            if _controls_the_run(error):
+                raise
+            # A provider SDK's own BaseException subclass: the backend's failure, not a reason to stop the session.
+            observed = f'raised {safe_str(error)} (a BaseException, not an Exception){_after(run)}'
+            raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(error)
         finally:
             _CURRENT.reset(token)
         if scope.cancel_called:
-            raise RuleFailure(_framed(rule, f'hung after {bound:g} s: {run.log.describe_pending()}'))
+            raise RuleFailure(_framed(rule, hung()))
 
     run_rule.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     return run_rule
+
+
+def _controls_the_run(error: BaseException) -> bool:
+    """Whether `error` is cancellation, an interrupt, an exit or a pytest outcome, which must go on unwinding."""
+    if isinstance(error, BaseExceptionGroup):
+        return any(_controls_the_run(inner) for inner in error.exceptions)
+    control = (anyio.get_cancelled_exc_class(), KeyboardInterrupt, SystemExit, GeneratorExit, *_OUTCOMES)
+    return isinstance(error, control)
 
 
 def _after(run: RuleRun) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Coroutine
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
@@ -11,7 +14,7 @@ import anyio.from_thread
 import anyio.to_thread
 from hypothesis import HealthCheck, settings
 
-__all__ = ('PROFILES', 'call_in_loop', 'profile_settings', 'run_in_worker')
+__all__ = ('PROFILES', 'EngineAbandoned', 'call_in_loop', 'profile_settings', 'run_in_worker')
 
 T = TypeVar('T')
 
@@ -51,11 +54,86 @@ def profile_settings(name: str) -> settings:
         raise ValueError(f'unknown conformance profile {name!r}: use one of {", ".join(PROFILES)}') from None
 
 
+class EngineAbandoned(BaseException):
+    """The rule that ran this Hypothesis engine was cancelled; a `BaseException`, so Hypothesis does not catch it."""
+
+
+@dataclass
+class _Worker:
+    """The engine thread of one rule: whether the rule gave up on it, and the backend calls it has in flight."""
+
+    abandoned: threading.Event = field(default_factory=threading.Event)
+    finished: threading.Event = field(default_factory=threading.Event)
+    calls: set[anyio.CancelScope] = field(default_factory=set)
+
+    def abandon(self) -> None:
+        """From the event loop: refuse new calls and cancel those in flight, so the engine thread ends soon."""
+        self.abandoned.set()
+        for scope in list(self.calls):
+            scope.cancel()
+
+
+class _Cancelled:
+    """What a call in flight returns to the engine thread when the rule abandoned it."""
+
+
+_CANCELLED = _Cancelled()
+_WORKER: ContextVar[_Worker | None] = ContextVar('workspace_conformance_hypothesis_worker', default=None)
+ABANDON_WAIT = 2.0
+"""Seconds a cancelled rule waits for its engine thread to notice and end, so no thread outlives its rule."""
+
+
 def call_in_loop(function: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
-    """From a Hypothesis worker thread, await `function(*args, **kwargs)` in the rule's event loop."""
-    return anyio.from_thread.run(functools.partial(function, *args, **kwargs))
+    """From a Hypothesis worker thread, await `function(*args, **kwargs)` in the rule's event loop.
+
+    Once the rule is cancelled, calls in flight are cancelled and new ones raise `EngineAbandoned`.
+    """
+    worker = _WORKER.get()
+    if worker is None:
+        return anyio.from_thread.run(functools.partial(function, *args, **kwargs))
+    if worker.abandoned.is_set():
+        raise EngineAbandoned
+
+    async def call() -> T | _Cancelled:
+        with anyio.CancelScope() as scope:
+            worker.calls.add(scope)
+            try:
+                if worker.abandoned.is_set():
+                    scope.cancel()
+                return await function(*args, **kwargs)
+            finally:
+                worker.calls.discard(scope)
+        return _CANCELLED
+
+    result = anyio.from_thread.run(call)
+    if isinstance(result, _Cancelled):
+        raise EngineAbandoned
+    return result
 
 
 async def run_in_worker(engine: Callable[[], None]) -> None:
-    """Run a sync Hypothesis engine (`@given` test or state machine) in a thread; its examples call back here."""
-    await anyio.to_thread.run_sync(engine, abandon_on_cancel=True)
+    """Run a sync Hypothesis engine (`@given` test or state machine) in a thread; its examples call back here.
+
+    If the rule is cancelled, the engine is abandoned: its backend calls are cancelled, and the rule waits
+    (up to `ABANDON_WAIT` s) for the thread to end, so it never runs on behind later rules.
+    """
+    worker = _Worker()
+
+    def run() -> None:
+        try:
+            engine()
+        except EngineAbandoned:
+            pass
+        finally:
+            worker.finished.set()
+
+    token = _WORKER.set(worker)
+    try:
+        await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    finally:
+        _WORKER.reset(token)
+        if not worker.finished.is_set():
+            worker.abandon()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(ABANDON_WAIT):
+                while not worker.finished.is_set():
+                    await anyio.sleep(0.02)

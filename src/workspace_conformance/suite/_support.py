@@ -22,7 +22,7 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
 )
 
-from ._guard import SCALE_FIXTURE, current_run, safe_str
+from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run, safe_str
 from ._rules import Rule, catalog, rule_of
 
 __all__ = (
@@ -120,7 +120,8 @@ async def scratch(workspace: Workspace) -> AsyncIterator[str]:
                 if not failed:
                     raise AssertionError(f'removing the scratch directory {root} raised {safe_str(error)}') from error
         if cleanup.cancelled_caught and not failed:
-            raise AssertionError(f'removing the scratch directory {root} did not finish in {run.seconds(30):g} s')
+            bound = run.seconds(CLEANUP_BOUND)
+            raise AssertionError(f'removing the scratch directory {root} did not finish in {bound:g} s')
 
 
 @contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ import anyio
 from pydantic_ai.workspaces import Workspace
 
 from .._mirror import Mirror, mirrored_class, protocol_members
+from ._returns import wrong_return
 
 __all__ = ('OperationLog', 'describe_call', 'traced', 'unwrap')
 
@@ -32,27 +34,36 @@ def describe_call(name: str, args: tuple[object, ...], kwargs: dict[str, object]
 
 @dataclass
 class OperationLog:
-    """What a rule asked of its backends: a count, the calls still pending, and the last one started."""
+    """What a rule asked of its backends: a count, the calls pending, the last one started, and wrong returns.
+
+    Times are `time.monotonic()`, so the watchdog thread can read them as well as the rule's event loop.
+    """
 
     calls: int = 0
     pending: dict[int, tuple[str, float]] = field(default_factory=dict)
     cancelled: list[tuple[str, float, float]] = field(default_factory=list)
     """Operations a cancellation interrupted: description, start, and when it was cancelled."""
     last: str | None = None
+    wrong_returns: list[str] = field(default_factory=list)
+    """`backend.call(...) returned None, not bytes`: each value of a type the protocol does not allow."""
 
-    async def call(self, description: str, operation: Callable[[], Awaitable[Any]]) -> Any:
+    async def call(self, name: str, description: str, operation: Callable[[], Awaitable[Any]]) -> Any:
         """Await one backend operation, keeping it listed as pending until it returns or raises."""
         self.calls += 1
         self.last = description
         token = self.calls
-        self.pending[token] = (description, anyio.current_time())
+        self.pending[token] = (description, time.monotonic())
         try:
-            return await operation()
+            result = await operation()
         except anyio.get_cancelled_exc_class():
-            self.cancelled.append((*self.pending[token], anyio.current_time()))
+            self.cancelled.append((*self.pending[token], time.monotonic()))
             raise
         finally:
             del self.pending[token]
+        problem = wrong_return(name, result)
+        if problem is not None:
+            self.wrong_returns.append(f'backend.{description} {problem}: {_short(result)}')
+        return result
 
     def describe_pending(self) -> str:
         """The oldest operation still pending (or cut short by the latest cancellation), or what the rule did."""
@@ -64,7 +75,7 @@ class OperationLog:
             last = f'; the last backend call was {self.last}' if self.last else ''
             return f'no backend call was pending: the rule was waiting on the environment{last}'
         description, started = min(candidates, key=lambda item: item[1])
-        return f'backend.{description} never returned (it had run {anyio.current_time() - started:.1f} s)'
+        return f'backend.{description} never returned (it had run {time.monotonic() - started:.1f} s)'
 
 
 class _Traced(Mirror):
@@ -77,7 +88,7 @@ class _Traced(Mirror):
     async def _intercept(
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], call: Callable[[], Awaitable[Any]]
     ) -> Any:
-        return await self._log.call(describe_call(name, args, kwargs), call)
+        return await self._log.call(name, describe_call(name, args, kwargs), call)
 
     def __repr__(self) -> str:
         return f'traced({self._wrapped!r})'

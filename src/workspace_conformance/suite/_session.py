@@ -1,0 +1,109 @@
+"""The pytest hooks around rules: lean failure tracebacks, and the watchdog on every phase that could hang.
+
+The reporting plugin registers this module, so it is active wherever the rules run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Generator, Iterator
+from typing import Any
+
+import pytest
+
+from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, RuleFailure, describe_latest, unresponsive
+from ._rules import DEFAULT_TIMEOUT, rule_of
+from ._watchdog import GRACE, WATCHDOG
+
+__all__ = ('pytest_pyfunc_call', 'pytest_runtest_setup', 'pytest_runtest_teardown', 'pytest_sessionfinish')
+
+_RAN_RULES = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
+    """Run a rule: its failure keeps only its cause's traceback; a watchdog interrupt fails it and stops the session.
+
+    The event loop's frames around a rule say nothing about the backend, and formatting them costs pytest up to a
+    second per failure. A rule the watchdog had to interrupt ran on a backend that ignores cancellation, so the
+    event loop can no longer be trusted: the session stops after it, and its report is marked incomplete.
+    """
+    meta = rule_of(getattr(pyfuncitem, 'function', None))
+    if meta is None:
+        return (yield)
+    # The watch spans the rule and its event loop's closing, which waits for every task the rule left behind.
+    value = pyfuncitem.funcargs.get(SCALE_FIXTURE)
+    scale = float(value) if isinstance(value, int | float) else 1.0
+    deadline = (meta.timeout + CLEANUP_BOUND) * scale + GRACE
+    token = WATCHDOG.watch(meta.qualified, meta.timeout * scale, deadline, describe_latest)
+    try:
+        result = yield
+    except RuleFailure as failure:
+        __tracebackhide__ = True
+        hang = WATCHDOG.claim()
+        if hang is not None:
+            raise unresponsive(meta, hang) from failure.with_traceback(None)
+        raise failure.with_traceback(None) from failure.__cause__
+    except BaseException as error:
+        hang = WATCHDOG.claim()
+        if hang is None:  # Ctrl-C, or a pytest outcome
+            raise
+        __tracebackhide__ = True
+        raise unresponsive(meta, hang) from error
+    finally:
+        WATCHDOG.release(token)
+        hang = WATCHDOG.hang
+        if hang is not None and not pyfuncitem.session.shouldstop:
+            pyfuncitem.session.shouldstop = (
+                f'the rule {hang.rule} ignored cancellation, so the run stops: the rules after it have no result'
+            )
+    hang = WATCHDOG.claim()  # interrupted, yet it returned: the interrupt landed where it could not stop it
+    if hang is not None:
+        raise unresponsive(meta, hang)
+    return result
+
+
+def _phase_bound(config: pytest.Config) -> float:
+    """Seconds a setup or teardown around rules may take: a rule's default guard and cleanup, scaled, plus GRACE."""
+    scale = config.getoption(SCALE_FIXTURE, default=None)
+    return (DEFAULT_TIMEOUT + CLEANUP_BOUND) * (1.0 if scale is None else float(scale)) + GRACE
+
+
+@contextlib.contextmanager
+def _watched(config: pytest.Config, what: str) -> Iterator[None]:
+    """Watch a phase no hang guard bounds; past its bound the process ends, writing the report first."""
+    token = WATCHDOG.watch(what, _phase_bound(config), _phase_bound(config), lambda: '', interrupt=False)
+    try:
+        yield
+    finally:
+        WATCHDOG.release(token)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Set up a rule's fixtures (the backend, its factories) under the watchdog."""
+    meta = rule_of(getattr(item, 'function', None))
+    if meta is None:
+        return (yield)
+    item.session.stash[_RAN_RULES] = True
+    with _watched(item.config, f'setting up {meta.qualified}'):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+    """Tear down a rule's fixtures (and, after a class's last rule, its event loop) under the watchdog."""
+    meta = rule_of(getattr(item, 'function', None))
+    if meta is None:
+        return (yield)
+    with _watched(item.config, f'tearing down {meta.qualified}'):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> Generator[None, Any, Any]:
+    """Finish a session that ran rules (the last fixtures torn down, the report written) under the watchdog."""
+    if not session.stash.get(_RAN_RULES, False):
+        return (yield)
+    with _watched(session.config, 'finishing the session'):
+        return (yield)
