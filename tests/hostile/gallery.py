@@ -48,7 +48,7 @@ GALLERY = (
         'hanging_reads',
         says=rf'{HUNG}: backend\.read_bytes\(.*\) never returned',
         sentinels=('bytes_round_trip_and_write_creates_parents', 'empty_file_round_trip'),
-        scale=0.005,
+        scale=0.01,
         expected_seconds=25,
     ),
     Hostile(
@@ -64,7 +64,7 @@ GALLERY = (
         'hangs_on_cleanup',
         says=r'removing the scratch directory .* did not finish in [0-9.]+ s|backend\.remove\(.*\) never returned',
         sentinels=('bytes_round_trip_and_write_creates_parents', 'empty_file_round_trip'),
-        scale=0.005,
+        scale=0.01,
         expected_seconds=30,
     ),
     Hostile('slow_creation', says=rf'{HUNG}: backend\.\w+\(.*\) never returned \(it had run', expected_seconds=50),

@@ -25,7 +25,7 @@ from .backends import IMMORTALS, SPAWNED
 from .gallery import DEAF, GALLERY, SCALE_ARTEFACT, Hostile
 from .harness import Certification, certify
 
-CONCURRENT = 4
+CONCURRENT = 3
 """Certifications run at once: enough to keep two cores busy while most runs sleep through hangs."""
 FLOODED = ('floods_output', 'prints_flood')
 OUTPUT_LIMIT = 2 * 1024 * 1024

@@ -144,7 +144,7 @@ for name, kind, kills, bug in [
     (
         'remove_keeps_non_empty_directories',
         RemoveKeepsNonEmptyDirectories,
-        ['file_operations_match_the_reference_model'],
+        ['remove_deletes_a_file_or_a_tree'],
         'Removing a directory deletes its files but leaves the directory and its subdirectories behind.',
     ),
 ]:
