@@ -98,6 +98,17 @@ class Certification:
         return counts
 
 
+def _inside(name: bytes, place: bytes) -> bool:
+    """Whether a path or argument `name` is `place` or lies under it (`/x/a-trio` is not under `/x/a`)."""
+    start = name.find(place)
+    while start != -1:
+        end = start + len(place)
+        if end == len(name) or name[end : end + 1] in (b'/', b'\0'):
+            return True
+        start = name.find(place, start + 1)
+    return False
+
+
 def _processes_naming(marker: str, directory: Path) -> list[str]:
     """Live processes whose environment holds `marker`, or whose working directory or arguments name `directory`."""
     found = []
@@ -109,8 +120,8 @@ def _processes_naming(marker: str, directory: Path) -> list[str]:
         try:
             if (proc / 'stat').read_text().rsplit(')', 1)[1].split()[0] in ('Z', 'X'):
                 continue
-            hits = needle in (proc / 'environ').read_bytes() or place in (proc / 'cmdline').read_bytes()
-            hits = hits or os.fsencode(os.readlink(proc / 'cwd')).startswith(place)
+            names = [*(proc / 'cmdline').read_bytes().split(b'\0'), os.fsencode(os.readlink(proc / 'cwd'))]
+            hits = needle in (proc / 'environ').read_bytes() or any(_inside(name, place) for name in names)
         except OSError:
             continue
         if hits:
