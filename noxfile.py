@@ -41,7 +41,7 @@ def pytest(session: nox.Session, *args: str) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff and mypy --strict over the package, tests and scripts."""
+    """Ruff and mypy --strict over the package, tests, scripts and benchmarks."""
     session.install('-e', '.[dev]', f'pydantic-ai-slim=={NEWEST}')
     session.run('ruff', 'check', 'src', 'tests', 'scripts', 'bench', 'noxfile.py')
     session.run('ruff', 'format', '--check', 'src', 'tests', 'scripts', 'bench', 'noxfile.py')

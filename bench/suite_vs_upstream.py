@@ -12,7 +12,7 @@ import argparse
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ class Timing:
     """Wall time of the rules that ran, per suite class."""
 
     def __init__(self) -> None:
-        self.seconds: Counter[str] = Counter()
+        self.seconds: defaultdict[str, float] = defaultdict(float)
         self.ran: Counter[str] = Counter()
         self.generated_seconds = 0.0
         self.generated_ran = 0

@@ -23,6 +23,7 @@ from workspace_conformance.doubles import (
     FaultyBackend,
     InMemoryBackend,
     InMemoryProvider,
+    ProviderCommandsBackend,
     ScriptedCommands,
     ScriptedMemoryBackend,
     result,
@@ -157,6 +158,7 @@ async def test_attach_never_creates_and_a_destroyed_environment_is_unavailable(t
 async def test_destroying_during_a_command_raises_unavailable(tmp_path: Path) -> None:
     provider = InMemoryProvider(local_root=tmp_path)
     backend = provider.backend()
+    assert isinstance(backend, ProviderCommandsBackend), 'a provider with local_root runs commands for real'
     root = await backend.working_dir()
     errors: list[BaseException] = []
 

@@ -28,15 +28,16 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason='no Chromium installed 
 
 
 def _outcome(rule_id: str, area: str, outcome: str, **extra: str) -> RuleOutcome:
-    return RuleOutcome(
-        rule_id=rule_id,
-        area=area,
-        level=extra.pop('level', 'core'),
-        clause=f'The {rule_id} clause.',
-        anyio_backend='asyncio',
-        outcome=outcome,
+    fields: dict[str, object] = {
+        'rule_id': rule_id,
+        'area': area,
+        'level': 'core',
+        'clause': f'The {rule_id} clause.',
+        'anyio_backend': 'asyncio',
+        'outcome': outcome,
         **extra,
-    )  # type: ignore[arg-type]
+    }
+    return RuleOutcome.model_validate(fields)
 
 
 def sample_report() -> Report:

@@ -88,7 +88,7 @@ class _Lazy(LocalWorkspaceBackend):
         self._lock = anyio.Lock()
 
     @property
-    def ref(self) -> WorkspaceRef | None:
+    def ref(self) -> WorkspaceRef | None:  # type: ignore[override]  # the protocol allows None before creation
         return self._created
 
     def _ensure_alive(self) -> Path:

@@ -16,6 +16,7 @@ import fcntl
 import os
 import re
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -97,7 +98,7 @@ def gallery_runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtu
 
 @pytest.mark.parametrize('entry', GALLERY, ids=[entry.id for entry in GALLERY])
 def test_a_hostile_backend_is_certified_within_the_bound_and_leaves_nothing(
-    entry: Hostile, gallery_runs: Path, record_property: pytest.RecordProperty
+    entry: Hostile, gallery_runs: Path, record_property: Callable[[str, object], None]
 ) -> None:
     error = gallery_runs / f'{entry.id}.error'
     assert not error.exists(), error.read_text()

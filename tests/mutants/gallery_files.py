@@ -889,8 +889,9 @@ class RecordsTheRefAfterFirstSuccess(LazyLocalBackend):
 
     async def _create_environment(self) -> WorkspaceRef:
         with anyio.CancelScope(shield=True):
-            self._created = WorkspaceRef(provider=LAZY_PROVIDER, id=await anyio.to_thread.run_sync(self._create))
-        return self._created
+            created = WorkspaceRef(provider=LAZY_PROVIDER, id=await anyio.to_thread.run_sync(self._create))
+            self._created = created
+        return created
 
     async def stat(self, path: str) -> FileEntry:
         entry = await super().stat(path)
