@@ -220,6 +220,33 @@ class TestLies(Base):
     )
 
 
+def test_an_exception_group_around_one_error_is_reported_by_that_error(pytester: pytest.Pytester) -> None:
+    result = _run(
+        pytester,
+        """
+class Grouped(LocalWorkspaceBackend):
+    async def read_bytes(self, path):
+        async def fail():
+            raise ConnectionResetError('peer went away')
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(fail)
+
+class TestGrouped(Base):
+    @pytest.fixture(scope='class')
+    @classmethod
+    def backend(cls, tmp_path_factory):
+        return Grouped(tmp_path_factory.mktemp('ws'))
+""",
+        '-k',
+        'test_empty_file_round_trip',
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ['*observed: raised ConnectionResetError: peer went away (inside ExceptionGroup: unhandled errors*']
+    )
+
+
 def test_every_skip_of_a_bare_backend_is_classified(pytester: pytest.Pytester) -> None:
     # Only `backend`: each optional-fixture rule skips as fixture-missing, and nothing skips unclassified.
     result = _run(

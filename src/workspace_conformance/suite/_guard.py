@@ -84,12 +84,16 @@ def current_run() -> RuleRun:
 def safe_str(error: BaseException) -> str:
     """`Type: message` for an exception, even one whose `__str__` raises, with its notes (Hypothesis's examples).
 
-    An exception group (a task group's) also names what it holds: `ExceptionGroup: ... [TimeoutError: ...]`.
+    An exception group (a task group's) also names what it holds: `ExceptionGroup: ... [TimeoutError: ...]`, and a
+    group around a single exception leads with it: `TimeoutError: ... (inside ExceptionGroup: ...)`.
     """
     try:
         text = str(error)
     except Exception:
         text = '<str() of this exception raised>'
+    leaf = _only_leaf(error)
+    if leaf is not None and leaf is not error:
+        return f'{safe_str(leaf)} (inside {type(error).__name__}: {text})'
     if isinstance(error, BaseExceptionGroup):
         inner = [safe_str(exception) for exception in error.exceptions[:3]]
         more = '; ...' if len(error.exceptions) > 3 else ''
@@ -99,6 +103,15 @@ def safe_str(error: BaseException) -> str:
         with contextlib.suppress(Exception):  # a note whose str() raises is left out
             text = '\n'.join([text, *(str(note) for note in notes)])
     return f'{type(error).__name__}: {text}' if text else type(error).__name__
+
+
+def _only_leaf(error: BaseException) -> BaseException | None:
+    """The one exception an exception group (nested or not) holds, `error` itself if no group, else None."""
+    while isinstance(error, BaseExceptionGroup):
+        if len(error.exceptions) != 1:
+            return None
+        error = error.exceptions[0]
+    return error
 
 
 def clip(text: str, limit: int = OBSERVED_LIMIT) -> str:
