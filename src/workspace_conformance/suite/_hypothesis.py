@@ -12,13 +12,15 @@ from typing import Any, TypeVar
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 __all__ = ('PROFILES', 'EngineAbandoned', 'call_in_loop', 'profile_settings', 'run_in_worker')
 
 T = TypeVar('T')
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+_NO_EXPLAIN = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+"""Every phase but `explain`: its extra runs cost backend calls, and the lines it points at are the suite's own."""
 PROFILES: dict[str, settings] = {
     # Fast and repeatable: the same examples on every run, so CI is stable.
     'ci': settings(
@@ -28,6 +30,7 @@ PROFILES: dict[str, settings] = {
         database=None,
         suppress_health_check=_QUIET,
         stateful_step_count=12,
+        phases=_NO_EXPLAIN,
     ),
     # Thorough and repeatable: what a certificate is built on.
     'certify': settings(
@@ -37,6 +40,7 @@ PROFILES: dict[str, settings] = {
         database=None,
         suppress_health_check=_QUIET,
         stateful_step_count=25,
+        phases=_NO_EXPLAIN,
     ),
     # Exploratory: new random examples each run, failures remembered in Hypothesis's example database.
     'dev': settings(

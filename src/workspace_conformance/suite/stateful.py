@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import posixpath
+import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from hypothesis import settings
 from hypothesis import strategies as st
+from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from hypothesis.stateful import rule as step
 from pydantic_ai.workspaces import FileEntry, Workspace, WorkspaceBackend
 
 from ..doubles.memory import InMemoryBackend
-from ._guard import safe_str
+from ._guard import current_run, safe_str
 from ._hypothesis import call_in_loop, profile_settings, run_in_worker
 from ._rules import rule
 from ._support import scratch, workspace_of
 
-__all__ = ('StatefulRules',)
+__all__ = ('SHRINK_CALLS', 'SHRINK_SECONDS', 'ShrinkBudget', 'StatefulRules')
 
 PATHS = st.lists(st.sampled_from(['a', 'b', 'c']), min_size=1, max_size=3).map('/'.join)
 """Few names, so operations collide: a file where a directory is expected, a write below a file, and so on."""
@@ -55,22 +59,78 @@ async def _attempt(operation: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         return error
 
 
+SHRINK_CALLS = 3000
+"""Backend calls shrinking one failure may cost before the shortest program found so far is reported."""
+SHRINK_SECONDS = 60.0
+"""Seconds (at time scale 1) shrinking one failure may take before the shortest program so far is reported."""
+
+
+@dataclass
+class ShrinkBudget:
+    """What shrinking a failure may still cost: once spent, new programs no longer reach the backend."""
+
+    calls: int
+    seconds: float
+    spent: int = 0
+    failed_at: float | None = None
+
+    def charge(self) -> None:
+        """Count one backend call (only calls made after the first failure count)."""
+        self.spent += 1
+
+    def failed(self) -> None:
+        """Note that a program failed: shrinking, and the budget's clock, start now (once)."""
+        if self.failed_at is None:
+            self.failed_at, self.spent = time.monotonic(), 0
+
+    def exhausted(self) -> bool:
+        """Whether a failure was found and shrinking it has spent its calls or its time."""
+        if self.failed_at is None:
+            return False
+        return self.spent >= self.calls or time.monotonic() - self.failed_at >= self.seconds
+
+    def note(self) -> str:
+        """The line a failure reported after the budget ran out carries."""
+        elapsed = time.monotonic() - (self.failed_at or 0)
+        return f'(shrinking stopped after {self.spent:,} backend calls and {elapsed:.0f} s; a shorter program may fail)'
+
+
 class FileOperations(RuleBasedStateMachine):
     """Each step runs one operation on the backend under test and on the reference model, and compares them."""
 
     subject: ClassVar[Workspace]
     subject_root: ClassVar[str]
+    budget: ClassVar[ShrinkBudget]
 
     def __init__(self) -> None:
         super().__init__()
+        # Once shrinking spent its budget, new programs are drawn as before but run nowhere (and so pass), which
+        # ends the shrink; the final replay of the shortest failing program still runs for real.
+        self.live = not self.budget.exhausted() or current_build_context().is_final
+        if not self.live:
+            return
+        self.budget.charge()
         self.model = Workspace(InMemoryBackend(uid=0, working_dir='/model'))
         self.folder = uuid.uuid4().hex[:8]
         call_in_loop(self.subject.make_dir, posixpath.join(self.subject_root, self.folder))
 
     def teardown(self) -> None:
+        if not self.live:
+            return
+        self.budget.charge()
         call_in_loop(_attempt, self.subject.remove, posixpath.join(self.subject_root, self.folder))
 
     def _compare(self, name: str, path: str, *args: Any) -> None:
+        if not self.live:
+            return
+        try:
+            self._compare_once(name, path, *args)
+        except BaseException:
+            self.budget.failed()
+            raise
+
+    def _compare_once(self, name: str, path: str, *args: Any) -> None:
+        self.budget.charge()
         mine = call_in_loop(
             _attempt, getattr(self.subject, name), posixpath.join(self.subject_root, self.folder, path), *args
         )
@@ -121,10 +181,18 @@ class StatefulRules:
         """Any sequence of file operations gives the results and errors the reference model `InMemoryBackend` gives.
 
         Writes, reads, directory makes, removes, listings, stats and existence checks run in lockstep on the
-        backend and on the model; a failure prints the shortest program Hypothesis found.
+        backend and on the model; a failure prints the shortest program found within the shrink budget.
         """
         workspace = workspace_of(backend)
+        budget = ShrinkBudget(calls=SHRINK_CALLS, seconds=current_run().seconds(SHRINK_SECONDS))
+        # One bug, shrunk within the budget, is what a backend author needs; hunting for more costs calls.
+        chosen = settings(profile_settings(conformance_profile), report_multiple_bugs=False)
         async with scratch(workspace) as root:
-            machine = type('FileOperations', (FileOperations,), {'subject': workspace, 'subject_root': root})
-            settings = profile_settings(conformance_profile)
-            await run_in_worker(lambda: run_state_machine_as_test(machine, settings=settings))
+            attributes = {'subject': workspace, 'subject_root': root, 'budget': budget}
+            machine = type('FileOperations', (FileOperations,), attributes)
+            try:
+                await run_in_worker(lambda: run_state_machine_as_test(machine, settings=chosen))
+            except Exception as error:
+                if budget.exhausted():
+                    error.add_note(budget.note())
+                raise
