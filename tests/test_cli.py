@@ -92,3 +92,49 @@ def test_a_factory_target_narrowed_with_k_runs_but_is_not_certified(workdir: Pat
     assert result.returncode == 1, result.stdout[-3000:]
     assert '1 passed' in result.stdout
     assert result.stdout.rstrip().splitlines()[-1] == 'workspace-conformance: not certified (my_factories:local)'
+
+
+LEAKY_FACTORIES = """
+import os
+
+from pydantic_ai.workspaces import LocalWorkspaceBackend
+
+KEY = os.environ['FAKE_PROVIDER_API_KEY']
+
+
+class Leaky(LocalWorkspaceBackend):
+    async def exists(self, path):
+        raise RuntimeError(f'provider refused: api_key={KEY}')
+
+
+def leaky(run_dir):
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return Leaky(run_dir)
+
+
+def refuses():
+    raise RuntimeError(f'bad credentials: Bearer {KEY}')
+"""
+FAKE_KEY = 'sk-test-9876543210fedcbaSECRET'
+
+
+def test_a_key_in_the_environment_and_in_failures_reaches_no_bundle_file_and_no_terminal(tmp_path: Path) -> None:
+    (tmp_path / 'leaky_factories.py').write_text(LEAKY_FACTORIES)
+    os.environ['FAKE_PROVIDER_API_KEY'] = FAKE_KEY  # read by the child through os.environ, removed below
+    try:
+        bundle = tmp_path / 'bundle'
+        failing = _certify(tmp_path, 'leaky_factories:leaky', '-k', 'exists', '--bundle', str(bundle))
+        refused = _certify(tmp_path, 'leaky_factories:refuses')
+    finally:
+        del os.environ['FAKE_PROVIDER_API_KEY']
+    assert failing.returncode == 1, failing.stdout[-2000:]
+    assert refused.returncode == 2 and 'bad credentials' in refused.stderr, refused.stderr
+    assert 'provider refused' in (bundle / 'report.json').read_text()  # the failure is there, its key is not
+    written = sorted(path.name for path in bundle.iterdir())
+    assert {'REPRODUCE.md', 'SHA256SUMS', 'environment.json', 'report.json', 'report.html', 'junit.xml'} <= set(
+        written
+    ), written
+    for path in bundle.iterdir():
+        assert FAKE_KEY not in path.read_text(errors='replace'), path.name
+    for finished in (failing, refused):
+        assert FAKE_KEY not in finished.stdout + finished.stderr

@@ -22,6 +22,7 @@ from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
 from .reports.model import verdict_of
 from .reports.plugin import RECORDER_NAME, ConformanceRecorder
+from .reports.redact import Redactor
 from .reports.verify import load_report, verify_bundle
 from .reports.write import render
 from .suite import rules
@@ -200,10 +201,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _not_run(args: argparse.Namespace, error: TargetNotRunnable) -> int:
     """A named target that cannot run here: say why, keep the reason in the report directory, never pass."""
-    sys.stdout.write(f'workspace-conformance: {error}\n')
+    sys.stdout.write(f'workspace-conformance: {Redactor()(str(error))}\n')
     output = args.bundle or args.report
     if output:
-        write_not_run(Path(output), error.target, error.reason)
+        write_not_run(Path(output), error.target, Redactor()(error.reason))
     return EXIT_NOT_CERTIFIED if args.require else EXIT_NOT_RUN
 
 
@@ -214,11 +215,16 @@ def _clean_up(target: Target, run_root: Path) -> None:
     try:
         target.cleanup(run_root)
     except Exception as error:
-        sys.stderr.write(f'workspace-conformance: cleanup of {target.name} failed: {type(error).__name__}: {error}\n')
+        _say(f'cleanup of {target.name} failed: {type(error).__name__}: {error}')
+
+
+def _say(message: str) -> None:
+    """Write one line to stderr, with the runner's secrets (a key in a factory's error) redacted."""
+    sys.stderr.write(f'workspace-conformance: {Redactor()(message)}\n')
 
 
 def _fail(message: str) -> int:
-    sys.stderr.write(f'workspace-conformance: {message}\n')
+    _say(message)
     return EXIT_USAGE
 
 
