@@ -19,19 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.hostile.gallery import GALLERY, Hostile
-from tests.hostile.harness import Certification, certify
-
-
-def _run(entry: Hostile, root: Path) -> Certification:
-    return certify(
-        entry.name,
-        root / entry.id,
-        scale=entry.scale,
-        loops=entry.loops,
-        target=entry.target,
-        extra=entry.extra,
-        keep_capabilities=True,
-    )
+from tests.hostile.harness import Certification, certify_entry
 
 
 def _row(entry: Hostile, run: Certification) -> str:
@@ -58,7 +46,7 @@ def main() -> None:
         f'{"report":<11} {"procs":>5} {"paths":>5}'
     )
     with tempfile.TemporaryDirectory(prefix='hostile-table-') as temporary, ThreadPoolExecutor(args.jobs) as pool:
-        runs = pool.map(lambda entry: (entry, _run(entry, Path(temporary))), entries)
+        runs = pool.map(lambda entry: (entry, certify_entry(entry, Path(temporary))), entries)
         for entry, run in runs:
             print(_row(entry, run), flush=True)
             if args.verbose:

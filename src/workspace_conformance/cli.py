@@ -201,10 +201,11 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _not_run(args: argparse.Namespace, error: TargetNotRunnable) -> int:
     """A named target that cannot run here: say why, keep the reason in the report directory, never pass."""
-    sys.stdout.write(f'workspace-conformance: {Redactor()(str(error))}\n')
+    redact = Redactor()
+    sys.stdout.write(f'workspace-conformance: {redact(str(error))}\n')
     output = args.bundle or args.report
     if output:
-        write_not_run(Path(output), error.target, Redactor()(error.reason))
+        write_not_run(Path(output), error.target, redact(error.reason))
     return EXIT_NOT_CERTIFIED if args.require else EXIT_NOT_RUN
 
 

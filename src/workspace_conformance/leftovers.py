@@ -13,21 +13,37 @@ from pathlib import Path
 
 from . import emergency
 
-__all__ = ('end_processes', 'processes_of', 'remove_tree', 'run_directory')
+__all__ = ('alive', 'end_processes', 'names_path', 'processes_of', 'remove_tree', 'run_directory')
 
 TERM_GRACE = 1.0
 """Seconds a leftover process has to exit after SIGTERM before it gets SIGKILL."""
+
+
+_PATH_ENDS = (b'', b'/', b'\0', b':')
+"""What may follow a directory's name where it is named: nothing, a path below it, the next argument or variable,
+or the next entry of a path list (`/x/a-trio` does not name `/x/a`)."""
+
+
+def names_path(data: bytes, place: bytes) -> bool:
+    """Whether `data` (a path, an argv or environment block, a string) names `place` or a path under it."""
+    start = data.find(place)
+    while start != -1:
+        end = start + len(place)
+        if data[end : end + 1] in _PATH_ENDS:
+            return True
+        start = data.find(place, start + 1)
+    return False
 
 
 def _mentions(pid: int, needle: bytes) -> bool:
     """Whether the process works in, was started with, or inherited an environment that names `needle`."""
     proc = Path('/proc') / str(pid)
     with contextlib.suppress(OSError):
-        if os.fsencode(os.readlink(proc / 'cwd')).startswith(needle):
+        if names_path(os.fsencode(os.readlink(proc / 'cwd')), needle):
             return True
     for name in ('cmdline', 'environ'):
         with contextlib.suppress(OSError):
-            if needle in (proc / name).read_bytes():
+            if names_path((proc / name).read_bytes(), needle):
                 return True
     return False
 
@@ -48,7 +64,8 @@ def processes_of(directory: Path) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists and is neither a zombie nor dead."""
     try:
         state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
     except (OSError, IndexError):
@@ -68,12 +85,12 @@ def end_processes(directory: Path) -> list[int]:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + TERM_GRACE
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         for pid in pids:
             _reap(pid)
         time.sleep(0.05)
     for pid in pids:
-        if _alive(pid):
+        if alive(pid):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         _reap(pid)

@@ -25,6 +25,7 @@ import uuid
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from workspace_conformance.leftovers import alive, names_path
 from workspace_conformance.reports.model import Report
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.suite import rules
@@ -32,7 +33,8 @@ from workspace_conformance.suite._guard import CLEANUP_BOUND
 from workspace_conformance.suite._hypothesis import ABANDON_WAIT
 from workspace_conformance.suite._watchdog import ABANDON_AFTER, EXIT_AFTER, GRACE
 
-from .backends import MARKER
+from .backends import MARKER, SPAWNED
+from .gallery import Hostile
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP = 60.0
@@ -98,17 +100,6 @@ class Certification:
         return counts
 
 
-def _inside(name: bytes, place: bytes) -> bool:
-    """Whether a path or argument `name` is `place` or lies under it (`/x/a-trio` is not under `/x/a`)."""
-    start = name.find(place)
-    while start != -1:
-        end = start + len(place)
-        if end == len(name) or name[end : end + 1] in (b'/', b'\0'):
-            return True
-        start = name.find(place, start + 1)
-    return False
-
-
 def _processes_naming(marker: str, directory: Path) -> list[str]:
     """Live processes whose environment holds `marker`, or whose working directory or arguments name `directory`."""
     found = []
@@ -117,11 +108,11 @@ def _processes_naming(marker: str, directory: Path) -> list[str]:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         proc = Path(entry.path)
+        if not alive(int(entry.name)):
+            continue
         try:
-            if (proc / 'stat').read_text().rsplit(')', 1)[1].split()[0] in ('Z', 'X'):
-                continue
-            names = [*(proc / 'cmdline').read_bytes().split(b'\0'), os.fsencode(os.readlink(proc / 'cwd'))]
-            hits = needle in (proc / 'environ').read_bytes() or any(_inside(name, place) for name in names)
+            names = [(proc / 'cmdline').read_bytes(), os.fsencode(os.readlink(proc / 'cwd'))]
+            hits = needle in (proc / 'environ').read_bytes() or any(names_path(name, place) for name in names)
         except OSError:
             continue
         if hits:
@@ -213,3 +204,18 @@ def _load(report_dir: Path) -> tuple[Report | None, str | None]:
         return load_report(report_dir / 'report.json'), None
     except (OSError, ValueError) as error:
         return None, f'{type(error).__name__}: {error}'
+
+
+def certify_entry(entry: Hostile, root: Path) -> Certification:
+    """Certify one gallery entry in `root/<id>/run`; the pids its backend spawns go to `root/<id>/spawned`."""
+    workdir = root / entry.id
+    return certify(
+        entry.name,
+        workdir / 'run',
+        scale=entry.scale,
+        loops=entry.loops,
+        target=entry.target,
+        extra=entry.extra,
+        environment={SPAWNED: str(workdir / 'spawned')},
+        keep_capabilities=True,
+    )

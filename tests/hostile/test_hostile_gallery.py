@@ -22,23 +22,17 @@ from pathlib import Path
 
 import pytest
 
-from .backends import IMMORTALS, SPAWNED
+from workspace_conformance.leftovers import alive
+
+from .backends import IMMORTALS
 from .gallery import DEAF, GALLERY, SCALE_ARTEFACT, Hostile
-from .harness import Certification, certify
+from .harness import Certification, certify_entry
 
 CONCURRENT = 3
 """Certifications run at once: enough to keep two cores busy while most runs sleep through hangs."""
 FLOODED = ('floods_output', 'prints_flood')
 OUTPUT_LIMIT = 2 * 1024 * 1024
 """Bytes the terminal output and the report.json of a flooded run stay under, though the backend produced 100 MiB."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ('Z', 'X')
 
 
 def _summary(entry: Hostile, run: Certification) -> str:
@@ -49,24 +43,10 @@ def _summary(entry: Hostile, run: Certification) -> str:
     )
 
 
-def _certify(entry: Hostile, root: Path) -> Certification:
-    workdir = root / entry.id
-    return certify(
-        entry.name,
-        workdir / 'run',
-        scale=entry.scale,
-        loops=entry.loops,
-        target=entry.target,
-        extra=entry.extra,
-        environment={SPAWNED: str(workdir / 'spawned')},
-        keep_capabilities=True,
-    )
-
-
 def _certify_into(entry: Hostile, root: Path) -> None:
     """Certify `entry` and write its result to `<id>.json`, or what went wrong running it to `<id>.error`."""
     try:
-        (root / f'{entry.id}.json').write_text(_certify(entry, root).to_json())
+        (root / f'{entry.id}.json').write_text(certify_entry(entry, root).to_json())
     except BaseException:
         (root / f'{entry.id}.error').write_text(traceback.format_exc())
 
@@ -135,7 +115,7 @@ def test_a_hostile_backend_is_certified_within_the_bound_and_leaves_nothing(
     )
     if entry.name == 'spawns_immortals':
         pids = [int(line) for line in spawned.read_text().split()]
-        assert len(pids) == IMMORTALS and not any(_alive(pid) for pid in pids)
+        assert len(pids) == IMMORTALS and not any(alive(pid) for pid in pids)
     else:
         assert saying, failures
     if entry.name in FLOODED:
