@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from typing import Any
 
 from . import emergency
 
-__all__ = ('INTERRUPTED_AGAIN', 'SecondInterruptExits', 'second_interrupt_exits')
+__all__ = ('INTERRUPTED_AGAIN', 'HandledInterruptFilter', 'SecondInterruptExits', 'second_interrupt_exits')
 
 INTERRUPTED_AGAIN = 130
 """The exit status after a second Ctrl-C: 128 + SIGINT, as a shell reports a process ended by Ctrl-C."""
@@ -34,10 +35,24 @@ class SecondInterruptExits:
             signal.signal(signal.SIGINT, _exit_now)
 
 
+class HandledInterruptFilter(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" for a Ctrl-C: the session took it and reports it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, KeyboardInterrupt)
+
+
+_ASYNCIO_LOG = logging.getLogger('asyncio')
+
+
 @contextlib.contextmanager
 def second_interrupt_exits() -> Iterator[SecondInterruptExits]:
     """The plugin to hand to `pytest.main`; on leaving, Ctrl-C goes back to what it was."""
     previous = signal.getsignal(signal.SIGINT)
+    # Kept to the end of the process: the event loop's task may be collected, and reported, after this returns.
+    if not any(isinstance(known, HandledInterruptFilter) for known in _ASYNCIO_LOG.filters):
+        _ASYNCIO_LOG.addFilter(HandledInterruptFilter())
     try:
         yield SecondInterruptExits()
     finally:

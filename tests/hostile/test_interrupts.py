@@ -6,6 +6,8 @@ so the signal reaches it); SIGINT is sent once its backend's first operation sho
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,32 @@ def test_a_second_ctrl_c_during_the_cleanup_still_exits(tmp_path: Path, loops: s
     assert run.returncode in (1, 130), run.stdout[-3000:]
     assert run.report is not None, run.report_problem
     assert run.report.complete is False
+
+
+ORPHANED_INTERRUPT = """
+import asyncio, gc, sys
+from workspace_conformance.interrupts import second_interrupt_exits
+
+async def interrupted():
+    raise KeyboardInterrupt
+
+if sys.argv[1] == 'certify':
+    with second_interrupt_exits():
+        pass
+loop = asyncio.new_event_loop()
+try:
+    loop.run_until_complete(loop.create_task(interrupted()))
+except KeyboardInterrupt:
+    pass
+loop.close()
+gc.collect()
+"""
+
+
+@pytest.mark.parametrize(('mode', 'reported'), [('plain', True), ('certify', False)])
+def test_a_ctrl_c_the_session_took_is_not_reported_again_by_asyncio(mode: str, reported: bool) -> None:
+    """A Ctrl-C that lands in the event loop's task is also logged by asyncio when the task is collected."""
+    finished = subprocess.run(
+        [sys.executable, '-c', ORPHANED_INTERRUPT, mode], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert ('Task exception was never retrieved' in finished.stderr) is reported, finished.stderr
