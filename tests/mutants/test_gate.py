@@ -16,6 +16,7 @@ import pytest
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from workspace_conformance import WorkspaceBackendSuite, rules
+from workspace_conformance.suite import narrow
 
 from ..runner import bypasses_permissions
 from . import doubles_gallery, gallery, gallery_commands, gallery_files, gallery_properties  # noqa: F401
@@ -79,9 +80,7 @@ def suite_for(mutant: Mutant) -> type[WorkspaceBackendSuite]:
         def expected_failures(self) -> Mapping[str, str]:
             return dict.fromkeys(mutant.kills, f'mutant {mutant.name}: {mutant.bug}')
 
-    for rule in rules():
-        if rule.id not in mutant.kills:
-            setattr(MutantSuite, f'test_{rule.id}', None)
+    narrow(MutantSuite, mutant.kills)
     MutantSuite.__name__ = MutantSuite.__qualname__ = f'TestMutant_{mutant.name}'
     return MutantSuite
 

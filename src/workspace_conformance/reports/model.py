@@ -8,7 +8,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 __all__ = (
-    'GAP_KINDS',
     'SCHEMA_VERSION',
     'Outcome',
     'Report',
@@ -25,12 +24,12 @@ __all__ = (
 )
 
 Outcome = Literal['passed', 'failed', 'error', 'skipped', 'xfailed', 'xpassed', 'missing']
-SkipKind = Literal['not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner', 'unclassified']
+SkipKind = Literal[
+    'not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner', 'overridden', 'unclassified'
+]
+"""The suite's skip kinds (`vocabulary.SkipKind`), and `unclassified` for a skip no rule classified."""
 RuleStatus = Literal['passed', 'failed', 'gap', 'not-applicable', 'missing']
 Verdict = Literal['certified', 'partial', 'not certified']
-
-GAP_KINDS = frozenset({'declared-limit', 'fixture-missing', 'environment', 'runner', 'unclassified'})
-"""Skip kinds that leave a rule unchecked for this backend; `not-applicable` is outside its scope instead."""
 
 
 class RuleOutcome(BaseModel):
@@ -61,6 +60,8 @@ class RuleSummary(BaseModel):
     status: RuleStatus
     detail: str | None = None
     """Why it is not a pass: the skip kind and reason, the failure excerpt, or what is missing."""
+    skip_kind: SkipKind | None = None
+    """The kind of skip behind a gap or a not-applicable rule (`overridden` for a rule the subclass overrode)."""
 
 
 _SEVERITY: dict[RuleStatus, int] = {'passed': 0, 'not-applicable': 1, 'gap': 2, 'missing': 3, 'failed': 4}
@@ -90,19 +91,32 @@ def summarize(outcomes: Iterable[RuleOutcome]) -> list[RuleSummary]:
         if seen is None or _SEVERITY[status] > _SEVERITY[seen[1]]:
             worst[outcome.rule_id] = (outcome, status, detail)
     return [
-        RuleSummary(rule_id=rule_id, area=outcome.area, level=outcome.level, status=status, detail=detail)
+        RuleSummary(
+            rule_id=rule_id,
+            area=outcome.area,
+            level=outcome.level,
+            status=status,
+            detail=detail,
+            skip_kind=outcome.skip_kind if status in ('gap', 'not-applicable') else None,
+        )
         for rule_id, (outcome, status, detail) in worst.items()
     ]
 
 
 def verdict_of(summaries: Iterable[RuleSummary]) -> Verdict:
-    """Certified when every applicable rule passed; partial when only extended rules are gaps; else not."""
-    statuses = [(summary.level, summary.status) for summary in summaries]
-    if not statuses:
+    """Certified when every applicable rule passed; partial when the gaps are extended or overridden; else not.
+
+    A core rule the subclass overrode was not checked by this suite, so it never certifies, but the subclass checked
+    something in its place (or chose not to, visibly): `partial`, with the override listed.
+    """
+    summaries = list(summaries)
+    if not summaries:
         return 'not certified'
-    if any(status in ('failed', 'missing') or (status == 'gap' and level == 'core') for level, status in statuses):
-        return 'not certified'
-    if any(status == 'gap' for _, status in statuses):
+    for summary in summaries:
+        core_gap = summary.status == 'gap' and summary.level == 'core' and summary.skip_kind != 'overridden'
+        if summary.status in ('failed', 'missing') or core_gap:
+            return 'not certified'
+    if any(summary.status == 'gap' for summary in summaries):
         return 'partial'
     return 'certified'
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from .. import emergency
-from ..suite import Rule, catalog, rule_of
+from ..suite import Rule, catalog, overridden_rules, rule_of
+from ..suite import _collection as collection_hooks
 from ..suite import _session as session_hooks
 from ..suite._guard import clip, unresponsive
 from ..suite._watchdog import WATCHDOG
@@ -28,6 +29,7 @@ __all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
 
 RECORDER_NAME = 'workspace-conformance-recorder'
 SESSION_HOOKS_NAME = 'workspace-conformance-session'
+COLLECTION_HOOKS_NAME = 'workspace-conformance-collection'
 LONGREPR_LIMIT = 64_000
 """Characters of a failure's traceback, and of each captured output, kept in its report."""
 REDACTOR = pytest.StashKey[Redactor]()
@@ -65,8 +67,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line('markers', 'conformance_rule(id, area, level): a workspace conformance rule')
     config.pluginmanager.register(ConformanceRecorder(config), RECORDER_NAME)
-    if not config.pluginmanager.is_registered(session_hooks):
-        config.pluginmanager.register(session_hooks, SESSION_HOOKS_NAME)
+    for hooks, name in ((session_hooks, SESSION_HOOKS_NAME), (collection_hooks, COLLECTION_HOOKS_NAME)):
+        if not config.pluginmanager.is_registered(hooks):
+            config.pluginmanager.register(hooks, name)
 
 
 def _anyio_backend(item: pytest.Item) -> str:
@@ -95,6 +98,10 @@ def _tag(item: pytest.Item, meta: Rule, klass: type) -> dict[str, Any]:
         'rule': meta.to_dict(),
         'anyio_backend': _anyio_backend(item),
         'suite_rules': [f'{r.id}|{r.area}|{r.level}' for r in catalog(klass)],
+        'overridden': {
+            o.rule.id: {'area': o.rule.area, 'level': o.rule.level, 'clause': o.rule.clause, 'how': o.how}
+            for o in overridden_rules(klass)
+        },
         'summary': bool(getattr(klass, 'conformance_summary', True)),
         **_identity(item),
     }
@@ -216,6 +223,7 @@ class ConformanceRecorder:
         for entry in tag['suite_rules']:
             rule_id, area, level = entry.split('|')
             subject.expected.setdefault(rule_id, (area, level))
+        subject.overridden.update(tag.get('overridden', {}))
         subject.backend_class = tag.get('backend_class') or subject.backend_class
         subject.ref_provider = tag.get('ref_provider') or subject.ref_provider
         subject.declared_limits.update(tag.get('declared_limits', {}))

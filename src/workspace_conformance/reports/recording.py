@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import pytest
 
-from ..suite import SKIP_KINDS
+from ..vocabulary import OUTCOME_PROPERTY
 from .model import RuleOutcome, RuleSummary, SkipKind, summarize
 
 __all__ = ('SubjectResults', 'merge')
 
-_SKIP = re.compile(r'\[(?P<rule>[^\]\s]+)\] (?P<kind>' + '|'.join(SKIP_KINDS) + r'): (?P<why>.*)', re.DOTALL)
 _EXCERPT_CHARS = 800
+_KINDS = frozenset(get_args(SkipKind))
 
 
 @dataclass
@@ -32,6 +31,8 @@ class SubjectResults:
     outcomes: dict[tuple[str, str], RuleOutcome] = field(default_factory=dict)
     started: set[str] = field(default_factory=set)
     """The anyio backends a rule started on, even if none finished (a run interrupted in its first rule)."""
+    overridden: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Rule id -> area, level, clause and how the subclass overrode it; it is `overridden` on every anyio backend."""
 
     @property
     def anyio_backends(self) -> list[str]:
@@ -40,6 +41,18 @@ class SubjectResults:
     def complete_outcomes(self) -> list[RuleOutcome]:
         """Every recorded outcome, plus `missing` for each catalog rule with no result on a backend that ran."""
         filled = dict(self.outcomes)
+        for rule_id, about in self.overridden.items():
+            for backend in self.anyio_backends:
+                filled[(rule_id, backend)] = RuleOutcome(
+                    rule_id=rule_id,
+                    area=about['area'],
+                    level=about['level'],
+                    clause=about['clause'],
+                    anyio_backend=backend,
+                    outcome='skipped',
+                    skip_kind='overridden',
+                    reason=about['how'],
+                )
         for rule_id, (area, level) in self.expected.items():
             for backend in self.anyio_backends:
                 filled.setdefault(
@@ -93,12 +106,11 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
         return RuleOutcome(
             **base, outcome='xfailed', reason=wasxfail.removeprefix('reason: '), excerpt=_excerpt(report)
         )
-    reason = _skip_reason(report)
-    matched = _SKIP.match(reason)
-    if matched is None:
-        return RuleOutcome(**base, outcome='skipped', skip_kind='unclassified', reason=reason)
-    kind = cast(SkipKind, matched['kind'])
-    return RuleOutcome(**base, outcome='skipped', skip_kind=kind, reason=matched['why'])
+    classified = next((value for key, value in report.user_properties if key == OUTCOME_PROPERTY), None)
+    if isinstance(classified, dict) and classified.get('skip_kind') in _KINDS:
+        kind = cast(SkipKind, classified['skip_kind'])
+        return RuleOutcome(**base, outcome='skipped', skip_kind=kind, reason=str(classified.get('reason', '')))
+    return RuleOutcome(**base, outcome='skipped', skip_kind='unclassified', reason=_skip_reason(report))
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ._guard import RuleFailure, current_run
-from ._rules import AREAS, LEVELS, REQUIREMENTS, Rule, catalog, rule, rule_of
+from ._rules import AREAS, LEVELS, REQUIREMENTS, Override, Rule, catalog, narrow, overridden_rules, rule, rule_of
 from ._support import SKIP_KINDS, ConformanceConfigError, SuiteFixtures, skip
 from .commands import CommandRules
 from .files import FileRules
@@ -21,11 +21,14 @@ __all__ = (
     'REQUIREMENTS',
     'SKIP_KINDS',
     'ConformanceConfigError',
+    'Override',
     'Rule',
     'RuleFailure',
     'WorkspaceBackendSuite',
     'catalog',
     'current_run',
+    'narrow',
+    'overridden_rules',
     'rule',
     'rule_of',
     'rules',

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 
+from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, tools_to_probe
 from ._tracing import OperationLog, traced, unwrap
 from ._watchdog import WATCHDOG, Hang
 
@@ -176,16 +177,21 @@ def _trace_factories(kwargs: dict[str, Any], log: OperationLog) -> None:
 def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> Callable[..., Coroutine[Any, Any, None]]:
     """`function` bounded by the rule's hang guard, with every failure framed by the rule and its clause."""
     signature = inspect.signature(function)
-    asks_scale = SCALE_FIXTURE in signature.parameters
     parameters = list(signature.parameters.values())
-    if not asks_scale:
-        parameters.append(inspect.Parameter(SCALE_FIXTURE, inspect.Parameter.KEYWORD_ONLY))
+    # What the guard reads (the time scale, and the fixtures that resolve `requires`), asked for when the body is not.
+    read = (SCALE_FIXTURE, 'backend', 'declared_limits', *fixtures_needed(rule))
+    hidden = tuple(name for name in read if name not in signature.parameters)
+    parameters.extend(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in hidden)
 
     @functools.wraps(function)
     async def run_rule(*args: Any, **kwargs: Any) -> None:
         __tracebackhide__ = True
-        scale = kwargs[SCALE_FIXTURE] if asks_scale else kwargs.pop(SCALE_FIXTURE)
-        run = RuleRun(rule=rule, scale=float(scale))
+        fixtures: dict[str, Any] = {name: kwargs.pop(name) if name in hidden else kwargs.get(name) for name in read}
+        unmet = resolve(rule, fixtures['backend'], fixtures)
+        if unmet is not None:
+            raise RuleSkipped(rule, unmet.kind, unmet.why)
+        run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]))
+        tools = tools_to_probe(rule, fixtures['backend'], fixtures)
         _trace_factories(kwargs, run.log)
         bound = run.seconds(rule.timeout)
         token = _CURRENT.set(run)
@@ -197,6 +203,8 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
 
         try:
             with scope:
+                if tools:
+                    await _look_for(rule, tools, traced(fixtures['backend'], run.log))
                 await function(*args, **kwargs)
         except pytest.fail.Exception as failed:
             if scope.cancel_called:
@@ -235,6 +243,14 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
 
     run_rule.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     return run_rule
+
+
+async def _look_for(rule: Rule, tools: tuple[str, ...], backend: Any) -> None:
+    """Look for the environment tools the rule needs with one command; an environment skip names a missing one."""
+    found = await backend.run(['sh', '-c', PROBE, 'sh', *tools])
+    unmet = probe_verdict(tools, getattr(found, 'exit_code', None), getattr(found, 'stdout', None))
+    if unmet is not None:
+        raise RuleSkipped(rule, unmet.kind, unmet.why)
 
 
 def _controls_the_run(error: BaseException) -> bool:

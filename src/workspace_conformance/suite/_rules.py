@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import re
+import sys
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, TypeVar, get_args
@@ -11,20 +13,44 @@ import pytest
 
 from ._guard import guarded
 
-__all__ = ('AREAS', 'LEVELS', 'REQUIREMENTS', 'Rule', 'catalog', 'rule', 'rule_of')
+__all__ = (
+    'AREAS',
+    'LEVELS',
+    'REQUIREMENTS',
+    'Override',
+    'Rule',
+    'catalog',
+    'narrow',
+    'overridden_rules',
+    'rule',
+    'rule_of',
+)
 
 Level = Literal['core', 'extended']
 Area = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes', 'properties', 'stateful']
 Requirement = Literal[
-    'commands', 'filesystem', 'realpath', 'posix_shell', 'fresh', 'attach', 'destroy', 'ln', 'mkfifo', 'setsid'
+    'commands',
+    'filesystem',
+    'realpath',
+    'fresh',
+    'attach',
+    'destroy',
+    'posix_shell',
+    'inherited_pipes',
+    'shell_permissions',
+    'parent_file_errors',
+    'ln',
+    'mkfifo',
+    'setsid',
 ]
+"""What a rule needs, resolved by its guard before the body runs (see `_requires.py` for what each one means)."""
 
 AREAS: tuple[str, ...] = get_args(Area)
 LEVELS: tuple[str, ...] = get_args(Level)
 REQUIREMENTS: tuple[str, ...] = get_args(Requirement)
 
 RULE_ATTRIBUTE = '__conformance_rule__'
-MARKER = 'conformance_rule'
+NARROWED_ATTRIBUTE = '__conformance_narrowed__'
 DEFAULT_TIMEOUT = 60.0
 """Seconds a rule may run before its hang guard fails it, before `conformance_time_scale` scales it."""
 
@@ -48,6 +74,8 @@ class Rule:
     """Whether pydantic-ai's own `WorkspaceBackendSuite` has a rule of this name."""
     timeout: float
     """The hang guard's bound in seconds at time scale 1."""
+    contract: str | None = None
+    """The oldest pydantic-ai (`major.minor`) whose contract states the clause; older ones make it not applicable."""
 
     @property
     def qualified(self) -> str:
@@ -74,11 +102,14 @@ def rule(
     since: str = '0.1.0',
     upstream: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
+    contract: str | None = None,
 ) -> Callable[[TestMethod], TestMethod]:
-    """Declare a test method as a conformance rule: tag it, and bound it with a hang guard."""
+    """Declare a test method a rule: tag it, resolve its `requires` before the body, and bound it with a hang guard."""
     unknown = set(requires) - set(REQUIREMENTS)
     if area not in AREAS or level not in LEVELS or unknown:
         raise ValueError(f'bad rule declaration: area={area!r} level={level!r} unknown requirements={sorted(unknown)}')
+    if contract is not None and not re.fullmatch(r'\d+\.\d+', contract):
+        raise ValueError(f'bad rule declaration: contract={contract!r} must be a pydantic-ai version like "2.68"')
 
     def decorate(function: TestMethod) -> TestMethod:
         name = function.__name__
@@ -93,6 +124,7 @@ def rule(
             since=since,
             upstream=upstream,
             timeout=timeout,
+            contract=contract,
         )
         wrapper = guarded(function, meta)
         setattr(wrapper, RULE_ATTRIBUTE, meta)
@@ -109,15 +141,83 @@ def rule_of(function: object) -> Rule | None:
 
 
 def catalog(suite: type) -> tuple[Rule, ...]:
-    """Every rule of a suite class, in area order then definition order, read from its decorators."""
+    """Every rule a suite class still runs, in area order then definition order, read from its decorators."""
+    return _read(suite)[0]
+
+
+@dataclass(frozen=True)
+class Override:
+    """A rule whose method a subclass replaced, skipped or deleted: it is reported as `overridden`, never lost."""
+
+    rule: Rule
+    how: str
+    """What the subclass did: `replaced by the subclass`, `skipped by the subclass: <reason>`, `deleted ...`."""
+    path: str
+    """The file that holds the override (the subclass's module for a deleted rule)."""
+    line: int
+    """Its line, 1-based."""
+
+
+def overridden_rules(suite: type) -> tuple[Override, ...]:
+    """The rules of the suite's bases that a subclass overrode with something that is not a rule."""
+    narrowed = getattr(suite, NARROWED_ATTRIBUTE, frozenset())
+    return tuple(override for override in _read(suite)[1] if override.rule.id not in narrowed)
+
+
+def narrow(suite: type, keep: Iterable[str]) -> None:
+    """Leave only the rules `keep` names in `suite`, for tools that check one rule at a time (the mutant gate).
+
+    The rules left out are not part of that suite at all, so they are neither run nor reported as overridden; a
+    user's subclass that deletes a rule by hand is reported as overriding it instead.
+    """
+    kept = set(keep)
+    unknown = kept - {meta.id for meta in catalog(suite)}
+    if unknown:
+        raise ValueError(f'narrow() names rules the suite does not have: {sorted(unknown)}')
+    left_out = {meta.id for meta in catalog(suite)} - kept
+    for rule_id in left_out:
+        setattr(suite, f'test_{rule_id}', None)
+    setattr(suite, NARROWED_ATTRIBUTE, frozenset(left_out) | getattr(suite, NARROWED_ATTRIBUTE, frozenset()))
+
+
+def _read(suite: type) -> tuple[tuple[Rule, ...], tuple[Override, ...]]:
     rules: dict[str, Rule] = {}
+    overrides: dict[str, Override] = {}
     for klass in reversed(suite.__mro__):
         for name, member in vars(klass).items():
+            if not name.startswith('test_'):
+                continue
             meta = rule_of(member)
-            if meta is not None and name.startswith('test_'):
+            rule_id = name.removeprefix('test_')
+            if meta is not None:
                 rules[meta.id] = meta
-            elif name.startswith('test_'):
-                # A subclass replaced a rule with a plain attribute: it is no longer one of ours.
-                rules.pop(name.removeprefix('test_'), None)
+                overrides.pop(meta.id, None)
+            elif rule_id in rules:
+                overrides[rule_id] = _override(rules.pop(rule_id), member, klass)
     order = {area: index for index, area in enumerate(AREAS)}
-    return tuple(sorted(rules.values(), key=lambda meta: order[meta.area]))
+
+    def key(meta: Rule) -> int:
+        return order[meta.area]
+
+    return (
+        tuple(sorted(rules.values(), key=key)),
+        tuple(sorted(overrides.values(), key=lambda override: key(override.rule))),
+    )
+
+
+def _override(meta: Rule, member: object, klass: type) -> Override:
+    """How `klass` overrode the rule with `member`, and where, for the report and `pytest -rs`."""
+    where: Any = member if callable(member) else klass
+    try:
+        path = inspect.getsourcefile(inspect.unwrap(where)) or '?'
+        line = inspect.getsourcelines(inspect.unwrap(where))[1]
+    except (OSError, TypeError):
+        path, line = getattr(sys.modules.get(klass.__module__), '__file__', None) or '?', 1
+    if not callable(member):
+        return Override(meta, f'deleted by the subclass {klass.__qualname__} (set to {member!r})', path, line)
+    skip_marks = [mark for mark in getattr(member, 'pytestmark', ()) if getattr(mark, 'name', None) == 'skip']
+    if skip_marks:
+        mark = skip_marks[0]
+        reason = mark.kwargs.get('reason', mark.args[0] if mark.args else 'no reason given')
+        return Override(meta, f'skipped by the subclass {klass.__qualname__}: {reason}', path, line)
+    return Override(meta, f'replaced by the subclass {klass.__qualname__}', path, line)

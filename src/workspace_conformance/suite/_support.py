@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import difflib
-import importlib.metadata
 import importlib.util
 import posixpath
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import Literal, NoReturn
+from typing import NoReturn, TypeVar
 
 import anyio
 import pytest
@@ -22,25 +21,30 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
 )
 
+from ..vocabulary import SKIP_KINDS, SkipKind
 from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run, safe_str
-from ._rules import Rule, catalog, rule_of
+from ._requires import RuleSkipped, skip_reason
+from ._rules import catalog, rule_of
+from ._versions import pydantic_ai_at_least, pydantic_ai_version
 
 __all__ = (
     'SKIP_KINDS',
     'ConformanceConfigError',
+    'RuleSkipped',
     'SuiteFixtures',
     'commands_of',
     'expect_error',
     'make_link',
+    'pydantic_ai_at_least',
+    'pydantic_ai_version',
     'run_tool',
     'scratch',
     'skip',
     'skip_reason',
+    'supplied',
     'workspace_of',
 )
 
-SkipKind = Literal['not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner']
-SKIP_KINDS: tuple[SkipKind, ...] = ('not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner')
 SCRATCH_PREFIX = '.workspace-conformance-'
 """Every scratch directory a rule makes starts with this, so leftovers are easy to find and remove."""
 
@@ -50,16 +54,12 @@ class ConformanceConfigError(ValueError):
 
 
 MakeSymlink = Callable[[WorkspaceBackend, str, str], Awaitable[None]]
-
-
-def skip_reason(rule: Rule, kind: SkipKind, why: str) -> str:
-    """The one format of every skip reason: `[area/rule_id] kind: why`."""
-    return f'[{rule.qualified}] {kind}: {why}'
+Supplied = TypeVar('Supplied')
 
 
 def skip(kind: SkipKind, why: str) -> NoReturn:
     """Skip the running rule, with its kind and reason, as evidence rather than silence."""
-    pytest.skip(skip_reason(current_run().rule, kind, why))
+    raise RuleSkipped(current_run().rule, kind, why)
 
 
 def installed_trio() -> bool:
@@ -67,38 +67,32 @@ def installed_trio() -> bool:
     return importlib.util.find_spec('trio') is not None
 
 
-def pydantic_ai_version() -> str:
-    """The installed pydantic-ai-slim version, or `unknown` for a source checkout."""
-    try:
-        return importlib.metadata.version('pydantic-ai-slim')
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - installed as pydantic-ai only
-        return importlib.metadata.version('pydantic-ai')
+def _undeclared(requirement: str, what: str) -> NoReturn:
+    rule = current_run().rule
+    raise ConformanceConfigError(
+        f'rule {rule.id} uses {what} but does not declare it: add {requirement!r} to its @rule(requires=...)'
+    )
 
 
-def pydantic_ai_at_least(minimum: tuple[int, int]) -> bool:
-    """Whether the installed pydantic-ai's contract is at least `minimum` (major, minor)."""
-    parts = pydantic_ai_version().split('.')
-    return (int(parts[0]), int(parts[1])) >= minimum
+def supplied(value: Supplied | None, requirement: str) -> Supplied:
+    """An optional fixture the rule declares in `requires` (its guard skips the rule as fixture-missing without it)."""
+    if value is None:
+        _undeclared(requirement, 'an optional fixture')
+    return value
 
 
 def commands_of(backend: WorkspaceBackend) -> SupportsCommands:
-    """The backend's commands, or a not-applicable skip when it has none."""
+    """The backend's commands; the rule must declare `requires=['commands']`, which its guard checks first."""
     if not isinstance(backend, SupportsCommands):
-        skip('not-applicable', 'the backend does not implement SupportsCommands')
+        _undeclared('commands', "the backend's commands")
     return backend
 
 
 def workspace_of(backend: WorkspaceBackend) -> Workspace:
-    """A `Workspace` over the backend, or a not-applicable skip when it has no way to reach files."""
+    """A `Workspace` over the backend; the rule must declare `requires=['filesystem']` or `['commands']`."""
     if not isinstance(backend, SupportsFilesystem | SupportsCommands):
-        skip('not-applicable', 'the backend implements neither SupportsFilesystem nor SupportsCommands')
+        _undeclared('filesystem', "the backend's files")
     return Workspace(backend)
-
-
-def require_switch(enabled: bool, switch: str, meaning: str) -> None:
-    """Skip as a declared limit when a backend's switch fixture turns this rule's capability off."""
-    if not enabled:
-        skip('declared-limit', f'`{switch}` is False: {meaning}')
 
 
 @asynccontextmanager
@@ -138,7 +132,7 @@ def expect_error(expected: type[BaseException] | tuple[type[BaseException], ...]
 
 
 async def run_tool(backend: WorkspaceBackend, argv: list[str], tool: str) -> CommandResult:
-    """Run an environment tool the rule needs; an environment skip when it is missing (exit 127)."""
+    """Run an environment tool the rule needs; an environment skip when it is missing after all (exit 127)."""
     result = await commands_of(backend).run(argv)
     if result.exit_code == 127:
         skip('environment', f'no `{tool}` in the environment ({argv[0]} exited 127)')
@@ -146,12 +140,10 @@ async def run_tool(backend: WorkspaceBackend, argv: list[str], tool: str) -> Com
 
 
 async def make_link(backend: WorkspaceBackend, make_symlink: MakeSymlink | None, target: str, link: str) -> None:
-    """Create a symlink: through the `make_symlink` fixture, else `ln -s`, else an environment skip."""
+    """Create a symlink through the `make_symlink` fixture, else `ln -s` (the rule declares `requires=['ln']`)."""
     if make_symlink is not None:
         await make_symlink(backend, target, link)
         return
-    if not isinstance(backend, SupportsCommands):
-        skip('environment', 'no way to create a symlink: the backend has no commands and no `make_symlink` fixture')
     result = await run_tool(backend, ['ln', '-s', target, link], 'ln')
     if result.exit_code != 0:
         skip('environment', f'`ln -s` cannot create symlinks here (exit {result.exit_code}: {result.stderr.strip()})')
@@ -174,11 +166,8 @@ def _unknown_ids(kind: str, ids: Mapping[str, str], known: set[str]) -> str | No
 class SuiteFixtures:
     """The fixtures and switches every `WorkspaceBackendSuite` has; override them in a subclass."""
 
-    @pytest.fixture(scope='class', params=['asyncio', 'trio'] if installed_trio() else ['asyncio'])
-    @classmethod
-    def anyio_backend(cls, request: pytest.FixtureRequest) -> str:
-        """Every rule runs on asyncio, and on Trio when it is installed; override to restrict."""
-        return str(request.param)
+    __conformance_suite__ = True
+    """Marks the classes whose rules the suite's collection hooks look after (overridden rules, skip locations)."""
 
     @pytest.fixture
     def backend(self) -> WorkspaceBackend:
@@ -213,6 +202,15 @@ class SuiteFixtures:
     @pytest.fixture
     def make_symlink(self) -> MakeSymlink | None:
         """`async (backend, target, link)` creating a symlink without commands; `None` uses `ln -s`."""
+        return None
+
+    @pytest.fixture
+    def storage_holds_symlinks(self) -> bool | None:
+        """Whether the backend's storage can hold symlinks; `None` infers it (commands, SupportsRealpath, make_symlink).
+
+        A filesystem-only backend without SupportsRealpath is taken to hold none, so its symlink rules are not
+        applicable; return True if it can, and they stay gaps until `make_symlink` creates links.
+        """
         return None
 
     @pytest.fixture
@@ -264,7 +262,7 @@ class SuiteFixtures:
         declared_limits: Mapping[str, str],
         expected_failures: Mapping[str, str],
     ) -> None:
-        """Apply `declared_limits` (skip) and `expected_failures` (strict xfail) to the rule about to run."""
+        """Check that the waivers name known rules, and run `expected_failures` as strict xfails (limits: the guard)."""
         meta = rule_of(getattr(request.node, 'function', None))
         if meta is None or request.cls is None:
             return
@@ -284,8 +282,6 @@ class SuiteFixtures:
             raise ConformanceConfigError(
                 f'rule ids are both declared limits and expected failures: {sorted(both)}; choose one for each'
             )
-        if meta.id in declared_limits:
-            pytest.skip(skip_reason(meta, 'declared-limit', declared_limits[meta.id]))
         if meta.id in expected_failures:
             reason = f'[{meta.qualified}] expected failure: {expected_failures[meta.id]}'
             request.node.add_marker(pytest.mark.xfail(reason=reason, strict=True))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 import posixpath
 import shlex
@@ -13,7 +12,6 @@ import anyio
 from pydantic_ai.workspaces import (
     CommandResult,
     SupportsCommands,
-    Workspace,
     WorkspaceBackend,
     WorkspaceOutputLimitError,
     WorkspaceTimeoutError,
@@ -21,7 +19,7 @@ from pydantic_ai.workspaces import (
 
 from ._guard import current_run
 from ._rules import rule
-from ._support import commands_of, expect_error, require_switch, scratch, skip, workspace_of
+from ._support import commands_of, expect_error, scratch, skip, workspace_of
 
 __all__ = ('CommandRules',)
 
@@ -96,11 +94,8 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], upstream=True)
-    async def test_undecodable_command_bytes_are_replaced(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_undecodable_command_bytes_are_replaced(self, backend: WorkspaceBackend) -> None:
         """Bytes of stdout and stderr that are not UTF-8 come back as U+FFFD, never dropped."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend has no byte stream to check')
         result = await commands_of(backend).run(['sh', '-c', "printf 'a\\377b'; printf 'c\\376\\375' >&2"])
         assert result.stdout == 'a\ufffdb', f'stdout of bytes a,0xFF,b came back as {result.stdout!r}'
         assert result.stderr.startswith('c\ufffd') and set(result.stderr[1:]) == {'\ufffd'}, (
@@ -149,12 +144,9 @@ class CommandRules:
             f'arguments {items!r} arrived as {result.stdout!r} (exit {result.exit_code})'
         )
 
-    @rule(area='commands', requires=['commands'], upstream=True)
+    @rule(area='commands', requires=['commands'], upstream=True, contract='2.68')
     async def test_run_starts_in_cwd(self, backend: WorkspaceBackend) -> None:
         """`Workspace.run(cwd=...)` starts the command in that directory, a relative one taken from the working dir."""
-        commands_of(backend)
-        if 'cwd' not in inspect.signature(Workspace.run).parameters:
-            skip('not-applicable', 'the installed pydantic-ai has no `Workspace.run(cwd=...)`; it needs >= 2.68')
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             where = posixpath.join(root, 'start here')
@@ -184,11 +176,8 @@ class CommandRules:
         assert result.stdout == value, f'the variable read back as {result.stdout!r}, expected {value!r}'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_env_layers_over_the_backend_environment(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_env_layers_over_the_backend_environment(self, backend: WorkspaceBackend) -> None:
         """Variables passed in `env=` are layered over the backend's own environment, which stays set."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         name, value = await _backend_variable(backend)
         result = await commands_of(backend).run(['env'], env={'WORKSPACE_CONFORMANCE_LAYER': 'layered'})
         variables = _variables(result.stdout)
@@ -201,11 +190,8 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_env_overrides_the_backend_variable_of_the_same_name(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_env_overrides_the_backend_variable_of_the_same_name(self, backend: WorkspaceBackend) -> None:
         """A variable passed in `env=` wins over the backend's own variable of the same name."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         name, value = await _backend_variable(backend)
         # PATH keeps its own directories first, so the command still finds its tools.
         wanted = f'{value}:/workspace-conformance-nowhere' if name == 'PATH' else f'{value}-overridden'
@@ -214,11 +200,8 @@ class CommandRules:
         assert seen == wanted, f'env={{{name!r}: {wanted!r}}} left {name} as {seen!r} (the backend had {value!r})'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_env_does_not_leak_into_later_commands(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_env_does_not_leak_into_later_commands(self, backend: WorkspaceBackend) -> None:
         """Variables passed in `env=` are set for that command only, not for the commands run after it."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         commands = commands_of(backend)
         probe = ['sh', '-c', 'printf "%s" "${WORKSPACE_CONFORMANCE_ONCE-unset}"']
         first = await commands.run(probe, env={'WORKSPACE_CONFORMANCE_ONCE': 'first call only'})
@@ -227,9 +210,8 @@ class CommandRules:
         assert later.stdout == 'unset', f'a later command without env= still saw the variable as {later.stdout!r}'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_env_values_arrive_byte_exact(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+    async def test_env_values_arrive_byte_exact(self, backend: WorkspaceBackend) -> None:
         """Each `env=` value reaches the command exactly: spaces, quotes, newlines, `$`, `=`, non-ASCII and empty."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         values = {
             'WORKSPACE_CONFORMANCE_SPACES': '  two  spaces  ',
             'WORKSPACE_CONFORMANCE_QUOTES': 'it\'s "quoted" \\ back',
@@ -247,9 +229,8 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_exit_codes_0_to_255_round_trip(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+    async def test_exit_codes_0_to_255_round_trip(self, backend: WorkspaceBackend) -> None:
         """The exit code in the result is the command's own, across the whole range 0 to 255."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         commands = commands_of(backend)
         wrong = {}
         for code in EXIT_CODES:
@@ -259,11 +240,8 @@ class CommandRules:
         assert not wrong, f'exit codes came back changed (sent: received): {wrong}'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_death_by_signal_is_exit_code_128_plus_n(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_death_by_signal_is_exit_code_128_plus_n(self, backend: WorkspaceBackend) -> None:
         """A command killed by a signal in a live environment returns exit code 128 plus the signal number."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         commands = commands_of(backend)
         for name, number in (('TERM', 15), ('KILL', 9)):
             result = await commands.run(['sh', '-c', f'printf before-{name}; kill -{name} $$; printf survived'])
@@ -272,11 +250,8 @@ class CommandRules:
             )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_a_non_executable_program_exits_126(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_a_non_executable_program_exits_126(self, backend: WorkspaceBackend) -> None:
         """An argv program that exists but is not executable is a result with exit code 126, as in `sh`."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         commands = commands_of(backend)
         async with scratch(workspace_of(backend)) as root:
             program = posixpath.join(root, 'not-executable')
@@ -285,11 +260,8 @@ class CommandRules:
             assert result.exit_code == 126, f'running a file without execute permission gave {_describe(result)}'
 
     @rule(area='commands', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_timeout_error_carries_partial_output(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_timeout_error_carries_partial_output(self, backend: WorkspaceBackend) -> None:
         """The `WorkspaceTimeoutError` of a timed-out command holds the stdout and stderr written before the timeout."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         script = 'printf out-before-timeout; printf err-before-timeout >&2; exec sleep 60'
         try:
             await commands_of(backend).run(['sh', '-c', script], timeout=current_run().seconds(1))
@@ -313,11 +285,8 @@ class CommandRules:
             await commands.run(['sh', '-c', 'exit 0'], timeout=text)
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_an_unreached_timeout_returns_the_result(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_an_unreached_timeout_returns_the_result(self, backend: WorkspaceBackend) -> None:
         """A command that finishes before its `timeout` returns its normal result."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         result = await commands_of(backend).run(
             ['sh', '-c', 'sleep 0.3; printf finished; exit 3'], timeout=current_run().seconds(30)
         )
@@ -326,11 +295,8 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_output_past_a_cap_is_complete_or_an_output_limit_error(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_output_past_a_cap_is_complete_or_an_output_limit_error(self, backend: WorkspaceBackend) -> None:
         """Output past any cap is returned complete or raises `WorkspaceOutputLimitError`, never cut short."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         size = OUTPUT_PAST_CAPS * 1024 * 1024
         script = f'dd if=/dev/zero bs=1048576 count={OUTPUT_PAST_CAPS} 2>/dev/null | tr "\\000" a'
         limited: WorkspaceOutputLimitError | None = None
@@ -347,11 +313,8 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_line_endings_and_tabs_are_preserved(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_line_endings_and_tabs_are_preserved(self, backend: WorkspaceBackend) -> None:
         """CR LF pairs, lone CRs and tabs in stdout and stderr come back exactly as written."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         result = await commands_of(backend).run(
             ['sh', '-c', "printf 'one\\r\\ntwo\\rthree\\tfour\\r\\n'; printf 'err\\rline\\r\\n\\t' >&2"]
         )
@@ -361,20 +324,16 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_non_ascii_output_round_trips(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+    async def test_non_ascii_output_round_trips(self, backend: WorkspaceBackend) -> None:
         """UTF-8 output, 4-byte characters included, comes back as the same text on stdout and stderr."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         out, err = 'é ✓ 🎉 日本', 'ü 🦀 ∑'
         result = await commands_of(backend).run(['sh', '-c', f"printf '{_octal(out)}'; printf '{_octal(err)}' >&2"])
         observed = (result.stdout, result.stderr)
         assert observed == (out, err), f'the UTF-8 bytes of {(out, err)!r} came back as {observed!r}'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_output_whitespace_is_not_trimmed(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_output_whitespace_is_not_trimmed(self, backend: WorkspaceBackend) -> None:
         """Leading and trailing whitespace of the output is kept, and output without a final newline gets none."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         result = await commands_of(backend).run(
             ['sh', '-c', "printf '\\n  indented  \\n\\n'; printf '  no final newline' >&2"]
         )
@@ -382,19 +341,15 @@ class CommandRules:
         assert observed == ('\n  indented  \n\n', '  no final newline'), f'(stdout, stderr) came back as {observed!r}'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_nul_bytes_in_output_are_kept(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+    async def test_nul_bytes_in_output_are_kept(self, backend: WorkspaceBackend) -> None:
         """A NUL byte in the output is valid UTF-8 and comes back as U+0000, with everything after it."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         result = await commands_of(backend).run(['sh', '-c', "printf 'a\\000b\\000'; printf 'c\\000d' >&2"])
         observed = (result.stdout, result.stderr)
         assert observed == ('a\x00b\x00', 'c\x00d'), f'(stdout, stderr) came back as {observed!r}'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_non_ascii_argv_items_are_literal(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_non_ascii_argv_items_are_literal(self, backend: WorkspaceBackend) -> None:
         """Non-ASCII argv items, 4-byte characters included, reach the program unchanged."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         items = ['héllo wörld', '✓ done', '🎉', '日本語', 'e\u0301 combining']
         result = await commands_of(backend).run(['sh', '-c', 'for a do printf "<%s>" "$a"; done', 'sh', *items])
         expected = ''.join(f'<{item}>' for item in items)
@@ -403,9 +358,8 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_stdout_and_stderr_stay_apart(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+    async def test_stdout_and_stderr_stay_apart(self, backend: WorkspaceBackend) -> None:
         """Interleaved writes to stdout and stderr come back on their own streams, neither swapped nor merged."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         script = 'i=1; while [ "$i" -le 50 ]; do printf "out%s\\n" "$i"; printf "err%s\\n" "$i" >&2; i=$((i + 1)); done'
         result = await commands_of(backend).run(['sh', '-c', script])
         expected = tuple(''.join(f'{stream}{i}\n' for i in range(1, 51)) for stream in ('out', 'err'))
@@ -415,30 +369,23 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_stderr_alone_is_returned(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+    async def test_stderr_alone_is_returned(self, backend: WorkspaceBackend) -> None:
         """A successful command that writes only to stderr returns that stderr and an empty stdout."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         result = await commands_of(backend).run(['sh', '-c', 'printf only-on-stderr >&2'])
         observed = (result.exit_code, result.stdout, result.stderr)
         assert observed == (0, '', 'only-on-stderr'), f'got (exit_code, stdout, stderr) = {observed!r}'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_output_after_stdout_closes_is_kept(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_output_after_stdout_closes_is_kept(self, backend: WorkspaceBackend) -> None:
         """Output written to stderr after the command closed its stdout is returned, with the real exit code."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         script = 'printf before-close; exec >&-; sleep 0.3; printf after-close >&2; exit 3'
         result = await commands_of(backend).run(['sh', '-c', script])
         observed = (result.exit_code, result.stdout, result.stderr)
         assert observed == (3, 'before-close', 'after-close'), f'got (exit_code, stdout, stderr) = {observed!r}'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_concurrent_commands_keep_their_own_output(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_concurrent_commands_keep_their_own_output(self, backend: WorkspaceBackend) -> None:
         """Commands running at the same time on one backend each get only their own output."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         commands = commands_of(backend)
         lines = 'i=0; while [ "$i" -lt 200 ]; do printf "%s\\n" "$1"; i=$((i + 1)); done'
         script = f'{lines}; sleep 0.3; {lines}'
@@ -467,11 +414,8 @@ class CommandRules:
             assert types == ('int', 'str', 'str'), f'{command!r} gave (exit_code, stdout, stderr) of types {types}'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_shell_strings_are_interpreted_by_a_posix_shell(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_shell_strings_are_interpreted_by_a_posix_shell(self, backend: WorkspaceBackend) -> None:
         """A shell string is interpreted by a POSIX shell: pipes, `&&`, `||`, variables, `$(...)` and globs."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         async with scratch(workspace_of(backend)) as root:
             script = (
                 f'cd {shlex.quote(root)} && : > b.txt && : > a.txt && : > c.log || exit 9\n'
@@ -485,21 +429,15 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_shell_strings_start_in_the_working_dir(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_shell_strings_start_in_the_working_dir(self, backend: WorkspaceBackend) -> None:
         """A shell string starts in `working_dir()`, like an argv command."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         result = await commands_of(backend).run('pwd -P', shell=True)
         expected = f'{await backend.working_dir()}\n'
         assert result.stdout == expected, f'`pwd -P` as a shell string printed {result.stdout!r}, not {expected!r}'
 
     @rule(area='commands', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_shell_strings_run_with_default_shell_options(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_shell_strings_run_with_default_shell_options(self, backend: WorkspaceBackend) -> None:
         """A shell string runs with the shell's default options: no `errexit`, `nounset` or `pipefail` is imposed."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         script = (
             'false | true; status=$?; false\n'
             'printf "%s:[%s]" "$status" "$WORKSPACE_CONFORMANCE_NEVER_SET"\n'
@@ -511,11 +449,8 @@ class CommandRules:
         )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_a_relative_argv_program_resolves_in_the_working_dir(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_a_relative_argv_program_resolves_in_the_working_dir(self, backend: WorkspaceBackend) -> None:
         """An argv program given as a relative path (`./dir/tool`) is found from `working_dir()`."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_SHELL)
         commands = commands_of(backend)
         async with scratch(workspace_of(backend)) as root:
             program = posixpath.join(root, 'run-me')

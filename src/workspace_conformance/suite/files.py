@@ -11,7 +11,7 @@ from pydantic_ai.workspaces import FileEntry, SupportsCommands, Workspace, Works
 
 from ._guard import current_run
 from ._rules import rule
-from ._support import commands_of, expect_error, require_switch, run_tool, scratch, skip, workspace_of
+from ._support import commands_of, expect_error, run_tool, scratch, skip, workspace_of
 
 __all__ = ('FileRules',)
 
@@ -199,11 +199,8 @@ class FileRules:
             assert await workspace.read_bytes(inside) == b'inside', 'the refused write damaged the directory'
 
     @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell', 'mkfifo'], upstream=True)
-    async def test_fifo_read_does_not_wait_for_writer(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_fifo_read_does_not_wait_for_writer(self, backend: WorkspaceBackend) -> None:
         """Reading a FIFO raises an `OSError` at once instead of blocking until a writer appears."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend has no FIFOs')
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -234,17 +231,14 @@ class FileRules:
                 f' only after the suite wrote to it at {bound:g} s' if result == b'unblocked' else ''
             )
 
-    @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell'], upstream=True)
-    async def test_permission_denied_uses_builtin_error(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool, filesystem_honors_shell_permissions: bool
-    ) -> None:
+    @rule(
+        area='files',
+        level='extended',
+        requires=['filesystem', 'commands', 'posix_shell', 'shell_permissions'],
+        upstream=True,
+    )
+    async def test_permission_denied_uses_builtin_error(self, backend: WorkspaceBackend) -> None:
         """Reading or writing a file the command user may not access raises `PermissionError`."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend has no permissions')
-        require_switch(
-            filesystem_honors_shell_permissions,
-            'filesystem_honors_shell_permissions',
-            "the provider's file API bypasses the command user's permissions",
-        )
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -265,12 +259,9 @@ class FileRules:
             finally:
                 await commands.run(['chmod', '600', locked])
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
-    async def test_file_as_parent_raises_not_a_directory(
-        self, backend: WorkspaceBackend, enforces_parent_file_errors: bool
-    ) -> None:
+    @rule(area='files', requires=['filesystem', 'parent_file_errors'], upstream=True)
+    async def test_file_as_parent_raises_not_a_directory(self, backend: WorkspaceBackend) -> None:
         """Writing or making a directory below a regular file raises `NotADirectoryError` and keeps the file."""
-        require_switch(enforces_parent_file_errors, 'enforces_parent_file_errors', 'the backend has no path traversal')
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             file = posixpath.join(root, 'file')

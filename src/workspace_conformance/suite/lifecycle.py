@@ -18,7 +18,7 @@ from pydantic_ai.workspaces import (
 
 from ._guard import current_run, wait_until
 from ._rules import rule
-from ._support import SCRATCH_PREFIX, commands_of, expect_error, require_switch, scratch, skip, workspace_of
+from ._support import SCRATCH_PREFIX, commands_of, expect_error, scratch, supplied, workspace_of
 from ._tracing import unwrap
 
 __all__ = ('LifecycleRules',)
@@ -76,8 +76,7 @@ class LifecycleRules:
     @rule(area='lifecycle', level='extended', requires=['fresh'], upstream=True)
     async def test_concurrent_first_use_shares_one_environment(self, fresh_backend: Factory) -> None:
         """Concurrent first operations on a fresh backend create one environment and share one ref."""
-        if fresh_backend is None:
-            skip('fixture-missing', 'provide the `fresh_backend` fixture to check first use')
+        fresh_backend = supplied(fresh_backend, 'fresh')
         backend = fresh_backend()
         assert backend.ref is None, f'a freshly built backend already had the ref {backend.ref!r}'
         workspace = workspace_of(backend)
@@ -109,8 +108,7 @@ class LifecycleRules:
         self, backend: WorkspaceBackend, attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None
     ) -> None:
         """A backend built from another's ref reaches the same files and commands, and keeps that ref."""
-        if attach_backend is None:
-            skip('fixture-missing', 'provide the `attach_backend` fixture to check reattachment')
+        attach_backend = supplied(attach_backend, 'attach')
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             path = posixpath.join(root, 'written-before-attach')
@@ -128,12 +126,13 @@ class LifecycleRules:
 
     @rule(area='lifecycle', level='extended', requires=['commands', 'posix_shell', 'destroy'], upstream=True)
     async def test_destroying_environment_during_command_raises_unavailable(
-        self, destructive_backend: Factory, destroy_environment: Destroy, has_real_posix_shell: bool
+        self, destructive_backend: Factory, destroy_environment: Destroy
     ) -> None:
         """A command running while its environment is destroyed raises `WorkspaceUnavailableError`."""
-        if destructive_backend is None or destroy_environment is None:
-            skip('fixture-missing', 'provide `destructive_backend` and `destroy_environment` to check destruction')
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend runs no real processes')
+        destructive_backend, destroy_environment = (
+            supplied(destructive_backend, 'destroy'),
+            supplied(destroy_environment, 'destroy'),
+        )
         backend = destructive_backend()
         commands = commands_of(backend)
         workspace = workspace_of(backend)
@@ -167,11 +166,9 @@ class LifecycleRules:
         destroy_environment: Destroy,
     ) -> None:
         """A backend attached by the ref of a destroyed environment raises `WorkspaceUnavailableError`."""
-        if destructive_backend is None or attach_backend is None or destroy_environment is None:
-            skip(
-                'fixture-missing',
-                'provide `destructive_backend`, `attach_backend` and `destroy_environment` to check destruction',
-            )
+        destructive_backend = supplied(destructive_backend, 'destroy')
+        attach_backend = supplied(attach_backend, 'attach')
+        destroy_environment = supplied(destroy_environment, 'destroy')
         backend = destructive_backend()
         await backend.working_dir()
         ref = backend.ref
@@ -186,8 +183,7 @@ class LifecycleRules:
         # A first operation is cancelled at once, half-way and near the end of the time an uncancelled one takes.
         # A cancellation that early may legitimately land before the create starts, so only the late ones must
         # leave a ref; every cancelled backend must then create at most one environment for its later operations.
-        if fresh_backend is None:
-            skip('fixture-missing', 'provide the `fresh_backend` fixture to check cancellation mid-create')
+        fresh_backend = supplied(fresh_backend, 'fresh')
         probe = fresh_backend()
         started = anyio.current_time()
         await probe.working_dir()
@@ -257,8 +253,7 @@ class LifecycleRules:
         self, backend: WorkspaceBackend, attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None
     ) -> None:
         """A backend built from a ref has exactly that ref from construction on, before and after its first use."""
-        if attach_backend is None:
-            skip('fixture-missing', 'provide the `attach_backend` fixture to check attaching by ref')
+        attach_backend = supplied(attach_backend, 'attach')
         await backend.working_dir()
         ref = backend.ref
         assert isinstance(ref, WorkspaceRef), f'the backend had the ref {ref!r} after an operation'
@@ -273,8 +268,7 @@ class LifecycleRules:
         self, backend: WorkspaceBackend, attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None
     ) -> None:
         """A backend attached by ref reports the same working directory as the backend that created the environment."""
-        if attach_backend is None:
-            skip('fixture-missing', 'provide the `attach_backend` fixture to check attaching by ref')
+        attach_backend = supplied(attach_backend, 'attach')
         working_dir = await backend.working_dir()
         ref = backend.ref
         assert ref is not None, 'the backend had no ref after an operation'
@@ -284,8 +278,7 @@ class LifecycleRules:
     @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0')
     async def test_building_a_backend_creates_nothing(self, fresh_backend: Factory) -> None:
         """A backend built without a ref does no I/O: its ref stays `None` until its own first operation."""
-        if fresh_backend is None:
-            skip('fixture-missing', 'provide the `fresh_backend` fixture to check construction')
+        fresh_backend = supplied(fresh_backend, 'fresh')
         used, idle = fresh_backend(), fresh_backend()
         assert used.ref is None and idle.ref is None, f'freshly built backends had the refs {used.ref!r}, {idle.ref!r}'
         await anyio.sleep(current_run().seconds(0.5))  # time for a creation started in the background to finish
@@ -318,8 +311,7 @@ class LifecycleRules:
     @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0')
     async def test_a_failing_first_operation_still_records_the_ref(self, fresh_backend: Factory) -> None:
         """The ref is recorded as soon as a create returns, so a first operation that fails still leaves it set."""
-        if fresh_backend is None:
-            skip('fixture-missing', 'provide the `fresh_backend` fixture to check a failing first operation')
+        fresh_backend = supplied(fresh_backend, 'fresh')
         backend = fresh_backend()
         missing = f'/{SCRATCH_PREFIX}missing-{uuid.uuid4().hex[:12]}/child'
         # An absolute path, so `Workspace` asks nothing else first: the failing `stat` is the first operation.

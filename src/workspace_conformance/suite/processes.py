@@ -11,7 +11,7 @@ from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend
 
 from ._guard import current_run, wait_until
 from ._rules import rule
-from ._support import commands_of, expect_error, pydantic_ai_at_least, require_switch, scratch, skip, workspace_of
+from ._support import commands_of, expect_error, scratch, skip, supplied, workspace_of
 
 __all__ = ('WAIT_FOR_RELEASE', 'ProcessRules')
 
@@ -91,17 +91,9 @@ async def _release(workspace: Workspace, release: str, finished: str | None) -> 
 class ProcessRules:
     """Rules on process lifetime, for backends that run real POSIX processes."""
 
-    @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], upstream=True)
-    async def test_background_child_does_not_hold_up_completed_command(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool, can_detect_exit_with_inherited_output_pipes: bool
-    ) -> None:
+    @rule(area='processes', level='extended', requires=['commands', 'posix_shell', 'inherited_pipes'], upstream=True)
+    async def test_background_child_does_not_hold_up_completed_command(self, backend: WorkspaceBackend) -> None:
         """`run` returns when the direct command exits, even while a background child keeps its output open."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend runs no real processes')
-        require_switch(
-            can_detect_exit_with_inherited_output_pipes,
-            'can_detect_exit_with_inherited_output_pipes',
-            'the provider reports an exit only once every holder of the output pipes has exited',
-        )
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -123,11 +115,8 @@ class ProcessRules:
                 await _release(workspace, release, finished)
 
     @rule(area='processes', requires=['commands', 'posix_shell'], upstream=True)
-    async def test_cancellation_stops_foreground_work(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_cancellation_stops_foreground_work(self, backend: WorkspaceBackend) -> None:
         """Cancelling the caller of `run` stops the foreground process of the command."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend runs no real processes')
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -152,19 +141,20 @@ class ProcessRules:
                 with anyio.move_on_after(current_run().seconds(10), shield=True):
                     await commands.run(['sh', '-c', 'kill -9 "$1" 2>/dev/null; true', 'sh', pid])
 
-    @rule(area='processes', level='extended', requires=['commands', 'posix_shell', 'attach', 'setsid'], upstream=True)
+    @rule(
+        area='processes',
+        level='extended',
+        requires=['commands', 'posix_shell', 'attach', 'setsid'],
+        upstream=True,
+        contract='2.68',
+    )
     async def test_a_backend_attached_by_ref_reaches_a_detached_process(
         self,
         backend: WorkspaceBackend,
         attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None,
-        has_real_posix_shell: bool,
     ) -> None:
         """A process a command detached into its own session keeps running, and a backend attached by ref reaches it."""
-        if not pydantic_ai_at_least((2, 68)):
-            skip('not-applicable', 'the installed pydantic-ai predates this clause of the contract (2.68)')
-        if attach_backend is None:
-            skip('fixture-missing', 'provide the `attach_backend` fixture to check reattachment')
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend runs no real processes')
+        attach_backend = supplied(attach_backend, 'attach')
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -184,11 +174,8 @@ class ProcessRules:
                 await _release(workspace, release, None)
 
     @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_timeout_stops_the_foreground_process(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_timeout_stops_the_foreground_process(self, backend: WorkspaceBackend) -> None:
         """A command that reaches its `timeout` is stopped, not left running after `WorkspaceTimeoutError`."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -207,9 +194,8 @@ class ProcessRules:
                 await _kill(commands, pid)
 
     @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_timeout_stops_the_process_tree(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
+    async def test_timeout_stops_the_process_tree(self, backend: WorkspaceBackend) -> None:
         """A timed-out shell string has its foreground process tree stopped, the shell's child process too."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -230,11 +216,8 @@ class ProcessRules:
                 await _kill(commands, pid)
 
     @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_cancellation_stops_the_process_tree(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_cancellation_stops_the_process_tree(self, backend: WorkspaceBackend) -> None:
         """Cancelling the caller of a shell string stops its foreground process tree, the shell's child process too."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -258,11 +241,8 @@ class ProcessRules:
                 await _kill(commands, pid)
 
     @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_a_redirected_background_job_does_not_delay_run(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_a_redirected_background_job_does_not_delay_run(self, backend: WorkspaceBackend) -> None:
         """`run` returns as soon as the command exits when a background job it started has its output redirected."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -292,11 +272,8 @@ class ProcessRules:
                 await _release(workspace, release, finished)
 
     @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
-    async def test_run_returns_only_after_the_command_exits(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_run_returns_only_after_the_command_exits(self, backend: WorkspaceBackend) -> None:
         """`run` returns after the command exits, not when its output closes, so a child it waited for is gone."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
@@ -316,11 +293,8 @@ class ProcessRules:
                 await _kill(commands, pid)
 
     @rule(area='processes', level='extended', requires=['commands', 'posix_shell', 'setsid'], since='0.2.0')
-    async def test_a_detached_process_outlives_the_command(
-        self, backend: WorkspaceBackend, has_real_posix_shell: bool
-    ) -> None:
+    async def test_a_detached_process_outlives_the_command(self, backend: WorkspaceBackend) -> None:
         """A process the command detached into its own session keeps running after the command returns."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', NO_PROCESSES)
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:

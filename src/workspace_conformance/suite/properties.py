@@ -15,7 +15,7 @@ from .. import strategies
 from ..strategies import TRICKY_NAMES, TRICKY_PAYLOADS
 from ._hypothesis import call_in_loop, profile_settings, run_in_worker
 from ._rules import rule
-from ._support import commands_of, require_switch, scratch, workspace_of
+from ._support import commands_of, scratch, workspace_of
 
 __all__ = ('PropertyRules',)
 
@@ -108,11 +108,8 @@ class PropertyRules:
             await run_in_worker(paths_round_trip)
 
     @rule(area='properties', requires=['commands', 'posix_shell'], since='0.2.0', timeout=180)
-    async def test_generated_argv_items_are_literal(
-        self, backend: WorkspaceBackend, conformance_profile: str, has_real_posix_shell: bool
-    ) -> None:
+    async def test_generated_argv_items_are_literal(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
         """Any argv items without NUL reach the program exactly, each as one argument."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend runs no real programs')
         commands = commands_of(backend)
         echo = 'for a do printf "%s\\0" "$a"; done'
 
@@ -129,11 +126,8 @@ class PropertyRules:
         await run_in_worker(_with_examples(argv_literal, [{'items': ['', '-n', 'a b', '$(id)', "'", '\n']}]))
 
     @rule(area='properties', requires=['commands', 'posix_shell'], since='0.2.0', timeout=180)
-    async def test_generated_env_values_are_exact(
-        self, backend: WorkspaceBackend, conformance_profile: str, has_real_posix_shell: bool
-    ) -> None:
+    async def test_generated_env_values_are_exact(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
         """Any env names and values passed with `env=` reach the command exactly."""
-        require_switch(has_real_posix_shell, 'has_real_posix_shell', 'the backend runs no real programs')
         commands = commands_of(backend)
 
         async def check(env: dict[str, str]) -> None:

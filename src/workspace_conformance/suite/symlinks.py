@@ -96,8 +96,7 @@ class SymlinkRules:
     @rule(area='symlinks', requires=['realpath'], upstream=True)
     async def test_native_realpath_keeps_the_working_dir_and_missing_names(self, backend: WorkspaceBackend) -> None:
         """`SupportsRealpath.realpath` returns the working directory unchanged and keeps missing names as written."""
-        if not isinstance(backend, SupportsRealpath):
-            skip('not-applicable', 'the backend does not implement SupportsRealpath')
+        assert isinstance(backend, SupportsRealpath)  # the guard resolved `requires=['realpath']`
         working_dir = await backend.working_dir()
         same = await backend.realpath(working_dir)
         assert same == working_dir, f'realpath of the working directory {working_dir!r} gave {same!r}'

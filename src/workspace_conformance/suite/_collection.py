@@ -1,0 +1,82 @@
+"""The pytest hooks that keep every rule in view: overridden rules as items, skips at their rule, skips as data.
+
+- A rule whose method a subclass replaced, skipped or deleted gets an item of its own that skips as `overridden`,
+  at the override's file and line, so `pytest -rs` and `--collect-only` show it.
+- A rule's skip is reported at the rule's own file and line, not where the helper that raised it lives.
+- A classified skip travels to the report as data (`user_properties`), never parsed back from its message.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from ..vocabulary import OUTCOME_PROPERTY
+from ._requires import RuleSkipped
+from ._rules import Override, overridden_rules, rule_of
+
+__all__ = ('OverriddenRule', 'pytest_collection_modifyitems', 'pytest_runtest_makereport')
+
+OVERRIDDEN_SUFFIX = '[overridden]'
+
+
+class OverriddenRule(pytest.Function):
+    """The item of a rule a subclass overrode: it skips as `overridden`, located at the override."""
+
+    override: Override
+
+    def reportinfo(self) -> tuple[Any, int, str]:
+        return self.override.path, self.override.line - 1, self.name
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After each suite class's items, add one item per overridden rule (before `-k` and `-m` deselect)."""
+    last_of: dict[type, int] = {}
+    parents: dict[type, pytest.Class] = {}
+    for index, item in enumerate(items):
+        klass = getattr(item, 'cls', None)
+        parent = getattr(item, 'parent', None)
+        if (
+            isinstance(klass, type)
+            and getattr(klass, '__conformance_suite__', False)
+            and isinstance(parent, pytest.Class)
+        ):
+            last_of[klass] = index
+            parents.setdefault(klass, parent)
+    for klass, index in sorted(last_of.items(), key=lambda pair: pair[1], reverse=True):
+        added = [_item_for(parents[klass], klass, override) for override in overridden_rules(klass)]
+        items[index + 1 : index + 1] = added
+
+
+def _item_for(parent: pytest.Class, klass: type, override: Override) -> OverriddenRule:
+    name = f'test_{override.rule.id}{OVERRIDDEN_SUFFIX}'
+
+    def skip_overridden(self: object) -> None:
+        raise RuleSkipped(override.rule, 'overridden', override.how)
+
+    skip_overridden.__name__ = skip_overridden.__qualname__ = name
+    bound = types.MethodType(skip_overridden, klass())
+    item = OverriddenRule.from_parent(parent, name=name, callobj=bound, originalname=name)
+    item.override = override
+    return item
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """Attach a classified skip's kind and reason as data, and report the skip at its rule's file and line."""
+    report: pytest.TestReport = yield
+    skipped = call.excinfo.value if call.excinfo is not None else None
+    if not isinstance(skipped, RuleSkipped):
+        return report
+    report.user_properties.append(
+        (OUTCOME_PROPERTY, {'rule_id': skipped.rule_id, 'skip_kind': skipped.kind, 'reason': skipped.why})
+    )
+    is_rule = rule_of(getattr(item, 'function', None)) is not None or isinstance(item, OverriddenRule)
+    if is_rule and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        path, line, _ = item.reportinfo()
+        report.longrepr = (str(path), (line or 0) + 1, f'Skipped: {skipped.msg}')
+    return report

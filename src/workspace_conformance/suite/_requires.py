@@ -1,0 +1,195 @@
+"""A rule's `requires`, resolved by its guard before the body runs, in one fixed order, into one classified skip.
+
+The order is the order of the skip kinds: a rule whose backend lacks the protocol is `not-applicable` whatever its
+switches say, a missing optional fixture comes before a declared limit, and an environment tool is looked for
+(one command) only when everything else holds. Rule bodies never re-check any of these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pydantic_ai.workspaces import SupportsCommands, SupportsFilesystem, SupportsRealpath
+
+from ._versions import pydantic_ai_at_least, pydantic_ai_version
+
+if TYPE_CHECKING:
+    from ._rules import Rule
+
+__all__ = (
+    'PROBE',
+    'PROTOCOLS',
+    'SWITCHES',
+    'TOOLS',
+    'RuleSkipped',
+    'Unmet',
+    'fixtures_needed',
+    'probe_verdict',
+    'resolve',
+    'skip_reason',
+    'tools_to_probe',
+)
+
+PROTOCOLS: dict[str, tuple[type, ...]] = {
+    'commands': (SupportsCommands,),
+    'filesystem': (SupportsFilesystem, SupportsCommands),
+    'realpath': (SupportsRealpath,),
+}
+"""Protocol requirements: the backend must implement one of these (files are reachable through commands too)."""
+_PROTOCOL_WHY = {
+    'commands': 'the backend does not implement SupportsCommands',
+    'filesystem': 'the backend implements neither SupportsFilesystem nor SupportsCommands',
+    'realpath': 'the backend does not implement SupportsRealpath',
+}
+OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
+    'fresh': (('fresh_backend',), 'provide the `fresh_backend` fixture'),
+    'attach': (('attach_backend',), 'provide the `attach_backend` fixture'),
+    'destroy': (
+        ('destructive_backend', 'destroy_environment'),
+        'provide `destructive_backend` and `destroy_environment`',
+    ),
+}
+SWITCHES: dict[str, tuple[str, str]] = {
+    'posix_shell': ('has_real_posix_shell', 'the backend has no real POSIX shell, processes or byte streams'),
+    'inherited_pipes': (
+        'can_detect_exit_with_inherited_output_pipes',
+        'the provider reports an exit only once every holder of the output pipes has exited',
+    ),
+    'shell_permissions': (
+        'filesystem_honors_shell_permissions',
+        "the provider's file API bypasses the command user's permissions",
+    ),
+    'parent_file_errors': ('enforces_parent_file_errors', 'the backend has no real path traversal'),
+}
+"""Switch requirements: upstream's switch fixture, and what its `False` declares."""
+TOOLS = ('ln', 'mkfifo', 'setsid')
+"""Environment tools, looked for with `command -v` in the backend's environment."""
+SYMLINK_FIXTURES = ('make_symlink', 'storage_holds_symlinks')
+NO_SYMLINKS = (
+    'the backend has no commands, no SupportsRealpath and no `make_symlink`, so its storage is taken to hold no '
+    "symlinks (pydantic-ai's docs: a filesystem-only backend whose storage can hold symlinks should implement "
+    'SupportsRealpath; without it `realpath` only normalizes text, which is exact only for storage that cannot hold '
+    'symlinks); if yours can, return True from `storage_holds_symlinks`'
+)
+PROBE = 'for tool do command -v "$tool" >/dev/null 2>&1 || { printf %s "$tool"; exit 3; }; done'
+"""Shell that exits 3 naming the first of its arguments that is not a command in the environment."""
+
+
+def skip_reason(rule: Rule, kind: str, why: str) -> str:
+    """The one format of every skip reason a person reads: `[area/rule_id] kind: why`."""
+    return f'[{rule.qualified}] {kind}: {why}'
+
+
+class RuleSkipped(pytest.skip.Exception):  # type: ignore[misc,name-defined]
+    """A rule's classified skip: pytest reports it as a skip, and the kind and reason travel as data."""
+
+    def __init__(self, rule: Rule, kind: str, why: str) -> None:
+        super().__init__(skip_reason(rule, kind, why))
+        self.rule_id = rule.id
+        self.kind = kind
+        self.why = why
+
+
+@dataclass(frozen=True)
+class Unmet:
+    """The first requirement a rule's run does not meet: the skip kind it gives and why."""
+
+    kind: str
+    why: str
+
+
+def fixtures_needed(rule: Rule) -> tuple[str, ...]:
+    """The fixtures the guard reads to resolve `rule.requires`, besides `backend` and `declared_limits`."""
+    names: list[str] = []
+    for requirement in rule.requires:
+        if requirement in OPTIONAL_FIXTURES:
+            names.extend(OPTIONAL_FIXTURES[requirement][0])
+        elif requirement in SWITCHES:
+            names.append(SWITCHES[requirement][0])
+        elif requirement == 'ln':
+            names.extend(SYMLINK_FIXTURES)
+    return tuple(dict.fromkeys(names))
+
+
+def resolve(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
+    """The first unmet requirement that needs no backend call, in the fixed order of the skip kinds, or None."""
+    for check in (_contract, _protocols, _optional_fixtures, _switches, _declared):
+        unmet = check(rule, backend, fixtures)
+        if unmet is not None:
+            return unmet
+    return None
+
+
+def tools_to_probe(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> tuple[str, ...]:
+    """The environment tools to look for before the body runs (`ln` only when no `make_symlink` makes links)."""
+    if not isinstance(backend, SupportsCommands):
+        return ()
+    wanted = [tool for tool in TOOLS if tool in rule.requires]
+    if 'ln' in wanted and fixtures.get('make_symlink') is not None:
+        wanted.remove('ln')
+    return tuple(wanted)
+
+
+def probe_verdict(tools: tuple[str, ...], exit_code: object, stdout: object) -> Unmet | None:
+    """What the probe's result says: an environment skip when a tool, or the shell itself, is missing."""
+    if exit_code == 127:
+        return Unmet('environment', f'no POSIX shell `sh` to look for {", ".join(tools)} with (exit 127)')
+    if exit_code == 3 and isinstance(stdout, str) and stdout in tools:
+        return Unmet('environment', f'no `{stdout}` in the environment (`command -v {stdout}` found nothing)')
+    return None  # found, or an answer the body will judge: a broken backend must fail, not skip
+
+
+def _contract(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
+    if rule.contract is None:
+        return None
+    major, minor = (int(part) for part in rule.contract.split('.'))
+    if pydantic_ai_at_least((major, minor)):
+        return None
+    why = f'the installed pydantic-ai {pydantic_ai_version()} predates this clause of the contract ({rule.contract})'
+    return Unmet('not-applicable', why)
+
+
+def _protocols(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
+    for requirement, protocols in PROTOCOLS.items():
+        if requirement in rule.requires and not isinstance(backend, protocols):
+            return Unmet('not-applicable', _PROTOCOL_WHY[requirement])
+    if 'ln' in rule.requires and not _can_hold_symlinks(backend, fixtures):
+        return Unmet('not-applicable', NO_SYMLINKS)
+    return None
+
+
+def _can_hold_symlinks(backend: object, fixtures: Mapping[str, Any]) -> bool:
+    """Whether the backend's storage may hold symlinks: it says so, or it has commands, realpath or `make_symlink`."""
+    declared = fixtures.get('storage_holds_symlinks')
+    if isinstance(declared, bool):
+        return declared
+    if fixtures.get('make_symlink') is not None:
+        return True
+    return isinstance(backend, SupportsCommands | SupportsRealpath)
+
+
+def _optional_fixtures(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
+    for requirement, (names, ask) in OPTIONAL_FIXTURES.items():
+        if requirement in rule.requires and any(fixtures.get(name) is None for name in names):
+            return Unmet('fixture-missing', f'{ask} to check this')
+    if 'ln' in rule.requires and not isinstance(backend, SupportsCommands) and fixtures.get('make_symlink') is None:
+        why = 'the storage holds symlinks but the backend has no commands: provide `make_symlink` to create them'
+        return Unmet('fixture-missing', why)
+    return None
+
+
+def _switches(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
+    for requirement, (switch, meaning) in SWITCHES.items():
+        if requirement in rule.requires and fixtures.get(switch) is False:
+            return Unmet('declared-limit', f'`{switch}` is False: {meaning}')
+    return None
+
+
+def _declared(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
+    limits = fixtures.get('declared_limits')
+    if isinstance(limits, Mapping) and rule.id in limits:
+        return Unmet('declared-limit', str(limits[rule.id]))
+    return None
