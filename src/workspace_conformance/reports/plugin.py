@@ -262,17 +262,24 @@ def _write_summary(writer: Any, subject: SubjectResults) -> None:
         row[summary.status] += 1
     for (area, level), row in sorted(rows.items()):
         writer.write_line(f'{area:<10} {level:<9}' + ''.join(f'{row[name]:>15}' for name in columns))
-    for status in ('gap', 'failed', 'missing'):
-        listed = [summary for summary in summaries if summary.status == status]
+    overridden = [summary for summary in summaries if summary.skip_kind == 'overridden']
+    sections = (
+        ('gaps:', [s for s in summaries if s.status == 'gap' and s.skip_kind != 'overridden']),
+        ('overridden (gaps: the subclass replaced, skipped or deleted these rules):', overridden),
+        ('failures:', [s for s in summaries if s.status == 'failed']),
+        ('missing:', [s for s in summaries if s.status == 'missing']),
+    )
+    for title, listed in sections:
         if listed:
-            writer.write_line({'gap': 'gaps:', 'failed': 'failures:', 'missing': 'missing:'}[status])
+            writer.write_line(title)
         for summary in listed:
             detail = (summary.detail or '').splitlines()
             writer.write_line(f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {detail[0] if detail else ""}')
     counts = {name: sum(1 for summary in summaries if summary.status == name) for name in columns}
     backends = ', '.join(subject.anyio_backends)
     writer.write_line(
-        f'verdict: {verdict} ({counts["passed"]} passed, {counts["failed"]} failed, {counts["gap"]} gaps, '
+        f'verdict: {verdict} ({counts["passed"]} passed, {counts["failed"]} failed, {counts["gap"]} gaps'
+        f'{f" ({len(overridden)} overridden)" if overridden else ""}, '
         f'{counts["not-applicable"]} not applicable, {counts["missing"]} missing; '
         f'{len(summaries)} rules on {backends})',
         bold=True,

@@ -160,7 +160,7 @@ class Override:
 
 def overridden_rules(suite: type) -> tuple[Override, ...]:
     """The rules of the suite's bases that a subclass overrode with something that is not a rule."""
-    narrowed = getattr(suite, NARROWED_ATTRIBUTE, frozenset())
+    narrowed: frozenset[str] = getattr(suite, NARROWED_ATTRIBUTE, frozenset())
     return tuple(override for override in _read(suite)[1] if override.rule.id not in narrowed)
 
 

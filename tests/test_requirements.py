@@ -1,0 +1,343 @@
+"""The catalog's `requires` is the single truth: each rule, on a backend lacking one thing, skips with the kind it implies.
+
+The expected kind comes from an oracle written here from the catalog and the documented order (contract, protocol,
+optional fixture, switch or declared limit, environment tool); the observed one comes from a real run's report.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from workspace_conformance import rules
+from workspace_conformance.reports.model import Report
+from workspace_conformance.suite import Rule
+from workspace_conformance.suite._requires import RuleSkipped, resolve, skip_reason
+from workspace_conformance.suite._versions import pydantic_ai_at_least
+
+SWITCHES = {
+    'posix_shell': 'has_real_posix_shell',
+    'inherited_pipes': 'can_detect_exit_with_inherited_output_pipes',
+    'shell_permissions': 'filesystem_honors_shell_permissions',
+    'parent_file_errors': 'enforces_parent_file_errors',
+}
+STATIC_KINDS = {'not-applicable', 'fixture-missing', 'declared-limit'}
+
+
+@dataclass(frozen=True)
+class Lacking:
+    """A backend and its fixtures, as a test module body, and what it has."""
+
+    name: str
+    body: str
+    commands: bool
+    filesystem: bool
+    realpath: bool
+    symlinks: bool = False
+    """Whether `make_symlink` is supplied."""
+    holds_symlinks: bool | None = None
+    fixtures: frozenset[str] = frozenset()
+    switches_off: frozenset[str] = frozenset()
+    limits_all: bool = False
+    missing_tools: frozenset[str] = field(default_factory=frozenset)
+
+
+def expected_kind(rule: Rule, backend: Lacking) -> str | None:
+    """The skip kind the catalog implies for `rule` on `backend`, in the documented order; None when all hold."""
+    needs = set(rule.requires)
+    if rule.contract is not None and not pydantic_ai_at_least(tuple(map(int, rule.contract.split('.')))):  # type: ignore[arg-type]
+        return 'not-applicable'
+    has = {
+        'commands': backend.commands,
+        'filesystem': backend.filesystem or backend.commands,
+        'realpath': backend.realpath,
+    }
+    if any(not has[need] for need in needs & set(has)):
+        return 'not-applicable'
+    holds = backend.holds_symlinks
+    if holds is None:
+        holds = backend.commands or backend.realpath or backend.symlinks
+    if 'ln' in needs and not holds:
+        return 'not-applicable'
+    lifecycle = {'fresh': {'fresh'}, 'attach': {'attach'}, 'destroy': {'destructive', 'destroy'}}
+    if any(not lifecycle[need] <= backend.fixtures for need in needs & set(lifecycle)):
+        return 'fixture-missing'
+    if 'ln' in needs and not backend.commands and not backend.symlinks:
+        return 'fixture-missing'
+    if any(SWITCHES[need] in backend.switches_off for need in needs & set(SWITCHES)) or backend.limits_all:
+        return 'declared-limit'
+    tools = needs & {'mkfifo', 'setsid'} | ({'ln'} if 'ln' in needs and not backend.symlinks else set())
+    if backend.commands and tools & backend.missing_tools:
+        return 'environment'
+    return None
+
+
+MEMORY_FIXTURES = """
+    @pytest.fixture
+    def fresh_backend(self):
+        return lambda: memory_backend(commands=COMMANDS, lazy=True)
+
+    @pytest.fixture
+    def attach_backend(self):
+        return lambda ref: memory_backend(commands=COMMANDS)
+
+    @pytest.fixture
+    def destroy_environment(self):
+        async def destroy(backend):
+            return None
+        return destroy
+"""
+ALL_FIXTURES = frozenset({'fresh', 'attach', 'destructive', 'destroy'})
+
+BACKENDS = [
+    Lacking(
+        'files_only',
+        """
+    @pytest.fixture
+    def backend(self):
+        return memory_backend(realpath=False, symlinks=False)
+""",
+        commands=False,
+        filesystem=True,
+        realpath=False,
+    ),
+    Lacking(
+        'files_only_whose_storage_holds_symlinks',
+        """
+    @pytest.fixture
+    def backend(self):
+        return memory_backend(realpath=False, symlinks=False)
+
+    @pytest.fixture
+    def storage_holds_symlinks(self):
+        return True
+""",
+        commands=False,
+        filesystem=True,
+        realpath=False,
+        holds_symlinks=True,
+    ),
+    Lacking(
+        # The measured bug: a files-only backend that also says `has_real_posix_shell=False` got its command rules
+        # as declared limits, because the switch was checked before the protocol.
+        'files_only_with_every_switch_off_and_every_rule_a_limit',
+        """
+    @pytest.fixture
+    def backend(self):
+        return memory_backend(realpath=False, symlinks=False)
+
+    @pytest.fixture
+    def declared_limits(self):
+        return {rule.id: 'declared by the test' for rule in rules()}
+"""
+        + ''.join(
+            f"""
+    @pytest.fixture
+    def {switch}(self):
+        return False
+"""
+            for switch in SWITCHES.values()
+        ),
+        commands=False,
+        filesystem=True,
+        realpath=False,
+        switches_off=frozenset(SWITCHES.values()),
+        limits_all=True,
+    ),
+    Lacking(
+        'neither_files_nor_commands',
+        """
+    @pytest.fixture
+    def backend(self, tmp_path):
+        class Bare:
+            ref = None
+
+            async def working_dir(self):
+                return str(tmp_path)
+
+        return Bare()
+""",
+        commands=False,
+        filesystem=False,
+        realpath=False,
+    ),
+    Lacking(
+        'every_switch_off',
+        """
+    @pytest.fixture
+    def backend(self):
+        return memory_backend(commands=COMMANDS)
+
+    @pytest.fixture
+    def make_symlink(self):
+        return memory_symlink
+"""
+        + MEMORY_FIXTURES
+        + ''.join(
+            f"""
+    @pytest.fixture
+    def {switch}(self):
+        return False
+"""
+            for switch in SWITCHES.values()
+        ),
+        commands=True,
+        filesystem=True,
+        realpath=True,
+        symlinks=True,
+        fixtures=ALL_FIXTURES,
+        switches_off=frozenset(SWITCHES.values()),
+    ),
+    Lacking(
+        'every_rule_a_declared_limit',
+        """
+    @pytest.fixture
+    def backend(self):
+        return memory_backend(commands=COMMANDS)
+
+    @pytest.fixture
+    def make_symlink(self):
+        return memory_symlink
+
+    @pytest.fixture
+    def declared_limits(self):
+        return {rule.id: 'declared by the test' for rule in rules()}
+"""
+        + MEMORY_FIXTURES,
+        commands=True,
+        filesystem=True,
+        realpath=True,
+        symlinks=True,
+        fixtures=ALL_FIXTURES,
+        limits_all=True,
+    ),
+]
+
+MODULE = """
+import pytest
+from workspace_conformance import WorkspaceBackendSuite, rules
+from workspace_conformance.doubles import ScriptedCommands, memory_backend, memory_symlink
+
+COMMANDS = ScriptedCommands()
+
+
+@pytest.fixture(scope='module')
+def anyio_backend():
+    return 'asyncio'
+
+
+class TestLacking(WorkspaceBackendSuite):
+    @pytest.fixture
+    def conformance_time_scale(self):
+        return 0.05
+{body}
+"""
+
+
+def _run(pytester: pytest.Pytester, body: str, *args: str) -> Report:
+    pytester.makepyfile(test_lacking=MODULE.format(body=body))
+    out = pytester.path / 'report'
+    pytester.runpytest_subprocess(
+        '-p', 'no:cacheprovider', '-p', 'no:randomly', '--conformance-report', str(out), *args
+    )
+    return Report.model_validate_json((out / 'report.json').read_text())
+
+
+def _compare(report: Report, backend: Lacking, only: set[str] | None = None) -> list[str]:
+    seen = {summary.rule_id: summary for suite in report.suites for summary in suite.rules}
+    wrong = []
+    for rule in rules():
+        if only is not None and rule.id not in only:
+            continue
+        expected = expected_kind(rule, backend)
+        summary = seen[rule.id]
+        observed = summary.skip_kind if summary.status in ('gap', 'not-applicable') else None
+        if expected is not None and observed != expected:
+            wrong.append(
+                f'{rule.id} (requires {list(rule.requires)}): expected {expected}, got {summary.status}/{observed}'
+            )
+        if expected is None and observed in STATIC_KINDS:
+            wrong.append(f'{rule.id} (requires {list(rule.requires)}): all its requirements hold, yet {observed}')
+    return wrong
+
+
+@pytest.mark.parametrize('backend', BACKENDS, ids=lambda backend: backend.name)
+def test_each_rule_skips_with_the_kind_its_requirements_imply(pytester: pytest.Pytester, backend: Lacking) -> None:
+    report = _run(pytester, backend.body)
+    wrong = _compare(report, backend)
+    assert not wrong, '\n'.join(wrong)
+
+
+WITHOUT_TOOLS = """
+    @pytest.fixture(scope='class')
+    @classmethod
+    def backend(cls, tmp_path_factory):
+        return NoTools(tmp_path_factory.mktemp('ws'))
+
+    @pytest.fixture
+    def attach_backend(self):
+        return lambda ref: NoTools(ref.id)
+"""
+
+
+@pytest.mark.skipif(shutil.which('sh') is None, reason='needs a POSIX shell')
+def test_a_missing_environment_tool_is_an_environment_skip(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    # A real local backend whose PATH holds only `sh` and `cat`: `ln`, `mkfifo` and `setsid` are missing.
+    tools = tmp_path / 'bin'
+    tools.mkdir()
+    for tool in ('sh', 'cat', 'printf'):
+        found = shutil.which(tool)
+        if found:
+            os.symlink(found, tools / tool)
+    pytester.makeconftest(
+        f"""
+from pydantic_ai.workspaces import LocalWorkspaceBackend
+
+class NoTools(LocalWorkspaceBackend):
+    async def run(self, command, *, shell=False, env=None, timeout=None):
+        return await super().run(command, shell=shell, env={{**(env or {{}}), 'PATH': {str(tools)!r}}}, timeout=timeout)
+"""
+    )
+    needing = {rule.id for rule in rules() if {'ln', 'mkfifo', 'setsid'} & set(rule.requires)}
+    body = 'from conftest import NoTools\n' + MODULE.format(body=WITHOUT_TOOLS).split('\n', 1)[1]
+    pytester.makepyfile(test_lacking=body)
+    out = pytester.path / 'report'
+    selection = ' or '.join(f'test_{rule_id}' for rule_id in sorted(needing))
+    pytester.runpytest_subprocess('-p', 'no:cacheprovider', '--conformance-report', str(out), '-k', selection)
+    report = Report.model_validate_json((out / 'report.json').read_text())
+    backend = Lacking(
+        'no_tools',
+        '',
+        commands=True,
+        filesystem=True,
+        realpath=True,
+        fixtures=frozenset({'attach'}),
+        missing_tools=frozenset({'ln', 'mkfifo', 'setsid'}),
+    )
+    wrong = _compare(report, backend, only=needing)
+    assert not wrong, '\n'.join(wrong)
+    reasons = [s.detail or '' for suite in report.suites for s in suite.rules if s.skip_kind == 'environment']
+    assert any('no `ln` in the environment' in reason for reason in reasons), reasons
+
+
+def test_the_order_is_protocol_then_fixture_then_limit() -> None:
+    # One rule lacking everything at once gives the first kind of the documented order, and names it.
+    rule = next(r for r in rules() if r.id == 'destroying_environment_during_command_raises_unavailable')
+    assert {'commands', 'posix_shell', 'destroy'} <= set(rule.requires)
+    lacking_all = {'declared_limits': {rule.id: 'limit'}, 'has_real_posix_shell': False}
+    unmet = resolve(rule, object(), lacking_all)
+    assert unmet is not None and unmet.kind == 'not-applicable' and 'SupportsCommands' in unmet.why
+
+    class Commands:
+        async def run(self, *args: object, **kwargs: object) -> None: ...
+
+    unmet = resolve(rule, Commands(), lacking_all)
+    assert unmet is not None and unmet.kind == 'fixture-missing'
+    unmet = resolve(rule, Commands(), {**lacking_all, 'destructive_backend': object, 'destroy_environment': object})
+    assert unmet is not None and unmet.kind == 'declared-limit' and 'has_real_posix_shell' in unmet.why
+    skipped = RuleSkipped(rule, unmet.kind, unmet.why)
+    assert (skipped.kind, skipped.why, skipped.msg) == (unmet.kind, unmet.why, skip_reason(rule, unmet.kind, unmet.why))
