@@ -1,4 +1,4 @@
-"""The catalog's `requires` is the single truth: each rule, on a backend lacking one thing, skips with the kind it implies.
+"""The catalog's `requires` is the single truth: a rule on a backend lacking one thing skips with the kind it implies.
 
 The expected kind comes from an oracle written here from the catalog and the documented order (contract, protocol,
 optional fixture, switch or declared limit, environment tool); the observed one comes from a real run's report.
