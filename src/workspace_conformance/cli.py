@@ -23,7 +23,7 @@ from .reports.diff import diff_reports
 from .reports.model import verdict_of
 from .reports.plugin import RECORDER_NAME, ConformanceRecorder
 from .reports.redact import Redactor
-from .reports.verify import load_report, verify_bundle
+from .reports.verify import load_report, overridden_in, verify_bundle
 from .reports.write import render
 from .suite import rules
 from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRunnable, resolve_target, target_statuses
@@ -195,7 +195,10 @@ def _verify(args: argparse.Namespace) -> int:
     if problems:
         return EXIT_NOT_CERTIFIED
     report = load_report(directory / 'report.json')
-    sys.stdout.write(f'verified: {report.verdict}, {sum(len(s.rules) for s in report.suites)} rules, hashes match\n')
+    overridden = overridden_in(report)
+    note = f' ({len(overridden)} overridden by the subclass: {", ".join(overridden)})' if overridden else ''
+    rules_count = sum(len(suite.rules) for suite in report.suites)
+    sys.stdout.write(f'verified: {report.verdict}, {rules_count} rules{note}, hashes match\n')
     return 0
 
 

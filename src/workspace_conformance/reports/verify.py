@@ -9,9 +9,9 @@ from pydantic import ValidationError
 
 from .._version import __version__
 from ..suite import rules
-from .model import Report, overall_verdict, summarize, verdict_of
+from .model import Report, RuleSummary, overall_verdict, summarize, verdict_of
 
-__all__ = ('CHECKSUMS', 'checksums', 'load_report', 'verify_bundle')
+__all__ = ('CHECKSUMS', 'checksums', 'load_report', 'overridden_in', 'verify_bundle')
 
 CHECKSUMS = 'SHA256SUMS'
 
@@ -67,10 +67,10 @@ def _report_problems(report: Report, name: str) -> list[str]:
             again = recomputed.get(recorded.rule_id)
             if again is None:
                 problems.append(f'{name}: rule {recorded.rule_id}: listed with no result behind it')
-            elif again.status != recorded.status:
+            elif (again.status, again.skip_kind) != (recorded.status, recorded.skip_kind):
                 problems.append(
-                    f'{name}: rule {recorded.rule_id}: recorded as {recorded.status}, '
-                    f'but its results say {again.status}'
+                    f'{name}: rule {recorded.rule_id}: recorded as {_kind(recorded)}, '
+                    f'but its results say {_kind(again)}'
                 )
         if verdict_of(recomputed.values()) != suite.verdict:
             problems.append(
@@ -92,6 +92,22 @@ def _report_problems(report: Report, name: str) -> list[str]:
     if expected != report.verdict:
         problems.append(f'{name}: overall verdict {report.verdict!r} does not follow from the suites ({expected!r})')
     return problems
+
+
+def _kind(summary: RuleSummary) -> str:
+    return f'{summary.status} ({summary.skip_kind})' if summary.skip_kind else summary.status
+
+
+def overridden_in(report: Report) -> list[str]:
+    """The rules a subclass overrode, as `area/rule_id`, for the line `verify` prints."""
+    return sorted(
+        {
+            f'{rule.area}/{rule.rule_id}'
+            for suite in report.suites
+            for rule in suite.rules
+            if rule.skip_kind == 'overridden'
+        }
+    )
 
 
 def verify_bundle(directory: Path) -> list[str]:
