@@ -7,7 +7,6 @@ values the contract must handle: names a POSIX filesystem accepts, text without 
 from __future__ import annotations
 
 import posixpath
-import unicodedata
 
 from hypothesis import strategies as st
 
@@ -116,8 +115,3 @@ def env_values() -> st.SearchStrategy[str]:
 def shell_words() -> st.SearchStrategy[str]:
     """Text that a POSIX shell must treat as one literal word once single-quoted."""
     return st.text(_TEXT, min_size=1, max_size=30)
-
-
-def nfc(name: str) -> str:
-    """`name` in Unicode normal form C (for tests that need to pair NFC and NFD spellings)."""
-    return unicodedata.normalize('NFC', name)

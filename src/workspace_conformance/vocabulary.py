@@ -1,13 +1,81 @@
-"""The words the suite and the reports share, each written once: skip kinds, and the keys outcomes travel under."""
+"""The words the suite, the reports and the command share, each written once as a `Literal` and its tuple."""
 
 from __future__ import annotations
 
 from typing import Literal, get_args
 
-__all__ = ('OUTCOME_PROPERTY', 'SKIP_KINDS', 'SkipKind')
+__all__ = (
+    'AREAS',
+    'BYPASS_CAPABILITIES',
+    'LEVELS',
+    'OUTCOMES',
+    'OUTCOME_PROPERTY',
+    'PROFILES',
+    'REPORT_FORMATS',
+    'REQUIREMENTS',
+    'RULE_STATUSES',
+    'SKIP_KINDS',
+    'VERDICTS',
+    'Area',
+    'Level',
+    'Outcome',
+    'Profile',
+    'ReportFormat',
+    'Requirement',
+    'RuleStatus',
+    'SkipKind',
+    'Verdict',
+)
+
+Area = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes', 'properties', 'stateful']
+"""The parts of the contract a rule belongs to, in the order the catalog lists them."""
+AREAS: tuple[Area, ...] = get_args(Area)
+
+Level = Literal['core', 'extended']
+"""`core`: every applicable core rule must pass, no waiver covers it; `extended`: a gap makes the verdict partial."""
+LEVELS: tuple[Level, ...] = get_args(Level)
+
+Requirement = Literal[
+    'commands',
+    'filesystem',
+    'realpath',
+    'fresh',
+    'attach',
+    'destroy',
+    'posix_shell',
+    'inherited_pipes',
+    'shell_permissions',
+    'parent_file_errors',
+    'ln',
+    'mkfifo',
+    'setsid',
+]
+"""What a rule needs, resolved by its guard before the body runs (see `suite/_requires.py` for each one)."""
+REQUIREMENTS: tuple[Requirement, ...] = get_args(Requirement)
 
 SkipKind = Literal['not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner', 'overridden']
 """Why a rule did not run: outside the backend's scope (`not-applicable`), or a gap of one of the other kinds."""
 SKIP_KINDS: tuple[SkipKind, ...] = get_args(SkipKind)
+
+Outcome = Literal['passed', 'failed', 'error', 'skipped', 'xfailed', 'xpassed', 'missing']
+"""What one rule did on one event loop."""
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+RuleStatus = Literal['passed', 'failed', 'gap', 'not-applicable', 'missing']
+"""One rule's status over every event loop it ran on: the unit the verdict counts, the columns every renderer shows."""
+RULE_STATUSES: tuple[RuleStatus, ...] = get_args(RuleStatus)
+
+Verdict = Literal['certified', 'partial', 'not certified']
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+
+Profile = Literal['ci', 'certify', 'dev']
+"""Hypothesis profiles of the generated cases: fast and repeatable, thorough and repeatable, random."""
+PROFILES: tuple[Profile, ...] = get_args(Profile)
+
+ReportFormat = Literal['json', 'md', 'html', 'junit', 'badge', 'badge-json']
+REPORT_FORMATS: tuple[ReportFormat, ...] = get_args(ReportFormat)
+
 OUTCOME_PROPERTY = 'workspace_conformance_outcome'
-"""The `user_properties` key under which the suite records a rule's classified skip: `{'skip_kind', 'reason'}`."""
+"""The `user_properties` key of a rule's structured outcome: `{'rule_id', 'skip_kind', 'reason'}` or `{'failure'}`."""
+BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'
+"""The capabilities `setpriv` drops so that root cannot bypass file permissions (the permission rule runs for real)."""

@@ -91,11 +91,6 @@ class _Lazy(LocalWorkspaceBackend):
     def ref(self) -> WorkspaceRef | None:  # type: ignore[override]  # the protocol allows None before creation
         return self._created
 
-    def _ensure_alive(self) -> Path:
-        if self._created is None:
-            raise RuntimeError('operation before creation')
-        return Path(self._created.id)
-
     async def _create(self) -> None:
         path = self._parent / f'env-{os.urandom(6).hex()}'
         path.mkdir(parents=True)

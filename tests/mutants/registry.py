@@ -1,9 +1,9 @@
-"""How a mutant is declared: `@mutant(kills=[...])` on a class or a factory of backends."""
+"""How a mutant is declared: `mutant(kills=[...], bug=..., backend=...)` registers a backend that breaks one clause."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
@@ -31,7 +31,6 @@ class Mutant:
     make_symlink: Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None = None
     unprivileged: bool = False
     """Only meaningful when the runner cannot bypass file permissions (run without CAP_DAC_OVERRIDE as root)."""
-    switches: dict[str, bool] = field(default_factory=dict)
 
 
 MUTANTS: list[Mutant] = []

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..vocabulary import Outcome, RuleStatus, Verdict
+
 __all__ = (
     'SCHEMA_VERSION',
     'Outcome',
@@ -23,13 +25,10 @@ __all__ = (
     'verdict_of',
 )
 
-Outcome = Literal['passed', 'failed', 'error', 'skipped', 'xfailed', 'xpassed', 'missing']
 SkipKind = Literal[
     'not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner', 'overridden', 'unclassified'
 ]
 """The suite's skip kinds (`vocabulary.SkipKind`), and `unclassified` for a skip no rule classified."""
-RuleStatus = Literal['passed', 'failed', 'gap', 'not-applicable', 'missing']
-Verdict = Literal['certified', 'partial', 'not certified']
 
 
 class RuleOutcome(BaseModel):

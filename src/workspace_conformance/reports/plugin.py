@@ -19,10 +19,12 @@ from ..suite import _collection as collection_hooks
 from ..suite import _session as session_hooks
 from ..suite._guard import clip, unresponsive
 from ..suite._watchdog import WATCHDOG
+from ..vocabulary import OUTCOME_PROPERTY, PROFILES
 from .assemble import assemble, now
-from .model import Report, verdict_of
-from .recording import SubjectResults, merge
+from .model import Report
+from .recording import CRASH_PROPERTY, SubjectResults, merge
 from .redact import Redactor
+from .render.terminal import write_summary
 from .write import write_all
 
 __all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
@@ -33,7 +35,6 @@ COLLECTION_HOOKS_NAME = 'workspace-conformance-collection'
 LONGREPR_LIMIT = 64_000
 """Characters of a failure's traceback, and of each captured output, kept in its report."""
 REDACTOR = pytest.StashKey[Redactor]()
-EXCERPT = 'workspace_conformance_excerpt'
 PROPERTY = 'workspace_conformance'
 
 
@@ -57,7 +58,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         '--conformance-profile',
         dest='conformance_profile',
-        choices=['ci', 'certify', 'dev'],
+        choices=list(PROFILES),
         default=None,
         help='Hypothesis profile of the generated cases: ci (fast, repeatable; the default), certify (thorough, '
         'repeatable), dev (random, remembers failures)',
@@ -97,7 +98,7 @@ def _tag(item: pytest.Item, meta: Rule, klass: type) -> dict[str, Any]:
         'subject': f'{item.nodeid.split("::")[0]}::{klass.__qualname__}',
         'rule': meta.to_dict(),
         'anyio_backend': _anyio_backend(item),
-        'suite_rules': [f'{r.id}|{r.area}|{r.level}' for r in catalog(klass)],
+        'suite_rules': [{'id': r.id, 'area': r.area, 'level': r.level} for r in catalog(klass)],
         'overridden': {
             o.rule.id: {'area': o.rule.area, 'level': o.rule.level, 'clause': o.rule.clause, 'how': o.how}
             for o in overridden_rules(klass)
@@ -118,7 +119,7 @@ def _redact_longrepr(report: pytest.TestReport, config: pytest.Config) -> None:
     if cleaned != text:
         crash = getattr(getattr(report.longrepr, 'reprcrash', None), 'message', None)
         if crash:
-            report.user_properties.append((EXCERPT, redact(clip(str(crash), LONGREPR_LIMIT))))
+            report.user_properties.append((CRASH_PROPERTY, redact(clip(str(crash), LONGREPR_LIMIT))))
         report.longrepr = cleaned
 
 
@@ -206,7 +207,7 @@ class ConformanceRecorder:
                 outcome='failed',
                 longrepr=f'{type(failure).__name__}: {failure}',
                 when='call',
-                user_properties=[(EXCERPT, str(failure)), (PROPERTY, _tag(item, meta, klass))],
+                user_properties=[(OUTCOME_PROPERTY, {'failure': str(failure)}), (PROPERTY, _tag(item, meta, klass))],
             )
             self.pytest_runtest_logreport(report)
         if self.subjects:
@@ -221,8 +222,7 @@ class ConformanceRecorder:
             tag['subject'], SubjectResults(subject=tag['subject'], summary=tag.get('summary', True))
         )
         for entry in tag['suite_rules']:
-            rule_id, area, level = entry.split('|')
-            subject.expected.setdefault(rule_id, (area, level))
+            subject.expected.setdefault(entry['id'], (entry['area'], entry['level']))
         subject.overridden.update(tag.get('overridden', {}))
         subject.backend_class = tag.get('backend_class') or subject.backend_class
         subject.ref_provider = tag.get('ref_provider') or subject.ref_provider
@@ -235,55 +235,12 @@ class ConformanceRecorder:
             subject.outcomes[key] = merged
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for subject in self.subjects.values():
-            if subject.summary:
-                _write_summary(terminalreporter, subject)
+        if self.report is not None:
+            hidden = frozenset(subject.subject for subject in self.subjects.values() if not subject.summary)
+            write_summary(terminalreporter, self.report, hidden=hidden)
         if self.written:
             terminalreporter.write_line(f'conformance report written to {self.written[0].parent}')
 
 
 def _is_xdist_worker(config: pytest.Config) -> bool:
     return hasattr(config, 'workerinput')
-
-
-def _write_summary(writer: Any, subject: SubjectResults) -> None:
-    redact = Redactor()
-    summaries = [
-        summary.model_copy(update={'detail': redact(summary.detail)}) if summary.detail else summary
-        for summary in subject.summaries()
-    ]
-    verdict = verdict_of(summaries)
-    writer.write_sep('=', f'workspace conformance: {subject.subject}')
-    columns = ('passed', 'failed', 'gap', 'not-applicable', 'missing')
-    writer.write_line(f'{"area":<10} {"level":<9}' + ''.join(f'{name:>15}' for name in columns))
-    rows: dict[tuple[str, str], dict[str, int]] = {}
-    for summary in summaries:
-        row = rows.setdefault((summary.area, summary.level), dict.fromkeys(columns, 0))
-        row[summary.status] += 1
-    for (area, level), row in sorted(rows.items()):
-        writer.write_line(f'{area:<10} {level:<9}' + ''.join(f'{row[name]:>15}' for name in columns))
-    overridden = [summary for summary in summaries if summary.skip_kind == 'overridden']
-    sections = (
-        ('gaps:', [s for s in summaries if s.status == 'gap' and s.skip_kind != 'overridden']),
-        ('overridden (gaps: the subclass replaced, skipped or deleted these rules):', overridden),
-        ('failures:', [s for s in summaries if s.status == 'failed']),
-        ('missing:', [s for s in summaries if s.status == 'missing']),
-    )
-    for title, listed in sections:
-        if listed:
-            writer.write_line(title)
-        for summary in listed:
-            detail = (summary.detail or '').splitlines()
-            writer.write_line(f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {detail[0] if detail else ""}')
-    counts = {name: sum(1 for summary in summaries if summary.status == name) for name in columns}
-    backends = ', '.join(subject.anyio_backends)
-    writer.write_line(
-        f'verdict: {verdict} ({counts["passed"]} passed, {counts["failed"]} failed, {counts["gap"]} gaps'
-        f'{f" ({len(overridden)} overridden)" if overridden else ""}, '
-        f'{counts["not-applicable"]} not applicable, {counts["missing"]} missing; '
-        f'{len(summaries)} rules on {backends})',
-        bold=True,
-        green=verdict == 'certified',
-        yellow=verdict == 'partial',
-        red=verdict == 'not certified',
-    )

@@ -10,7 +10,10 @@ import pytest
 from ..vocabulary import OUTCOME_PROPERTY
 from .model import RuleOutcome, RuleSummary, SkipKind, summarize
 
-__all__ = ('SubjectResults', 'merge')
+__all__ = ('CRASH_PROPERTY', 'SubjectResults', 'merge')
+
+CRASH_PROPERTY = 'workspace_conformance_excerpt'
+"""The crash line of a report whose traceback was cut or redacted (the traceback's own line is gone then)."""
 
 _EXCERPT_CHARS = 800
 _KINDS = frozenset(get_args(SkipKind))
@@ -96,35 +99,33 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
         if report.when == 'setup':
             return None
         if wasxfail is not None:
-            return RuleOutcome(**base, outcome='xpassed', reason=wasxfail)
+            waiver = tag.get('expected_failures', {}).get(rule['id'])
+            return RuleOutcome(**base, outcome='xpassed', reason=str(waiver) if waiver is not None else str(wasxfail))
         return RuleOutcome(**base, outcome='passed')
     if report.failed:
         if report.when == 'setup':
             return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report))
         return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report))
     if wasxfail is not None:
-        return RuleOutcome(
-            **base, outcome='xfailed', reason=wasxfail.removeprefix('reason: '), excerpt=_excerpt(report)
-        )
+        waiver = tag.get('expected_failures', {}).get(rule['id'])
+        reason = str(waiver) if waiver is not None else str(wasxfail)
+        return RuleOutcome(**base, outcome='xfailed', reason=reason, excerpt=_excerpt(report))
     classified = next((value for key, value in report.user_properties if key == OUTCOME_PROPERTY), None)
-    if isinstance(classified, dict) and classified.get('skip_kind') in _KINDS:
-        kind = cast(SkipKind, classified['skip_kind'])
-        return RuleOutcome(**base, outcome='skipped', skip_kind=kind, reason=str(classified.get('reason', '')))
-    return RuleOutcome(**base, outcome='skipped', skip_kind='unclassified', reason=_skip_reason(report))
-
-
-def _skip_reason(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2]).removeprefix('Skipped: ')
-    return str(longrepr)
+    if isinstance(classified, dict) and 'reason' in classified:
+        kind = classified.get('skip_kind')
+        skip_kind = cast(SkipKind, kind) if kind in _KINDS else 'unclassified'
+        return RuleOutcome(**base, outcome='skipped', skip_kind=skip_kind, reason=str(classified['reason']))
+    return RuleOutcome(**base, outcome='skipped', skip_kind='unclassified', reason=str(report.longrepr))
 
 
 def _excerpt(report: pytest.TestReport) -> str | None:
-    redacted = next((value for key, value in report.user_properties if key == 'workspace_conformance_excerpt'), None)
-    if isinstance(redacted, str):
-        return redacted.removeprefix('workspace_conformance.suite._guard.RuleFailure: ')
+    """The rule's own failure message (recorded as data by the suite), else what pytest's crash line says."""
+    structured = next((value for key, value in report.user_properties if key == OUTCOME_PROPERTY), None)
+    if isinstance(structured, dict) and isinstance(structured.get('failure'), str):
+        return str(structured['failure'])
+    crash_line = next((value for key, value in report.user_properties if key == CRASH_PROPERTY), None)
+    if isinstance(crash_line, str):
+        return crash_line
     crash = getattr(report.longrepr, 'reprcrash', None)
-    text = getattr(crash, 'message', None) or report.longreprtext or ''
-    text = text.strip().removeprefix('workspace_conformance.suite._guard.RuleFailure: ')
+    text = (getattr(crash, 'message', None) or report.longreprtext or '').strip()
     return text[:_EXCERPT_CHARS] + ('...' if len(text) > _EXCERPT_CHARS else '') if text else None

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ..vocabulary import OUTCOME_PROPERTY
+from ._guard import RuleFailure, clip
 from ._requires import RuleSkipped
 from ._rules import Override, overridden_rules, rule_of
 
@@ -67,15 +68,21 @@ def _item_for(parent: pytest.Class, klass: type, override: Override) -> Overridd
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-    """Attach a classified skip's kind and reason as data, and report the skip at its rule's file and line."""
+    """Attach a rule's failure, or its classified skip's kind and reason, as data; report a skip at its rule."""
     report: pytest.TestReport = yield
-    skipped = call.excinfo.value if call.excinfo is not None else None
-    if not isinstance(skipped, RuleSkipped):
+    raised = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(raised, RuleFailure):
+        report.user_properties.append((OUTCOME_PROPERTY, {'failure': clip(str(raised))}))
+    is_rule = rule_of(getattr(item, 'function', None)) is not None or isinstance(item, OverriddenRule)
+    if is_rule and report.skipped and not isinstance(raised, RuleSkipped) and isinstance(raised, pytest.skip.Exception):
+        # A skip no rule classified (a fixture's, a mark's): its reason still travels as data.
+        report.user_properties.append((OUTCOME_PROPERTY, {'skip_kind': None, 'reason': str(raised.msg)}))
+    if not isinstance(raised, RuleSkipped):
         return report
+    skipped = raised
     report.user_properties.append(
         (OUTCOME_PROPERTY, {'rule_id': skipped.rule_id, 'skip_kind': skipped.kind, 'reason': skipped.why})
     )
-    is_rule = rule_of(getattr(item, 'function', None)) is not None or isinstance(item, OverriddenRule)
     if is_rule and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
         path, line, _ = item.reportinfo()
         report.longrepr = (str(path), (line or 0) + 1, f'Skipped: {skipped.msg}')

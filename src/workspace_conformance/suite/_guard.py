@@ -82,8 +82,10 @@ def current_run() -> RuleRun:
         raise RuntimeError('this helper only works inside a conformance rule (a method decorated with @rule)') from None
 
 
-def safe_str(error: BaseException) -> str:
-    """`Type: message` for an exception, even one whose `__str__` raises, with its notes (Hypothesis's examples).
+def safe_str(error: BaseException, *, named: bool = True) -> str:
+    """`Type: message` for an exception (the message alone when not `named`), even one whose `__str__` raises.
+
+    Its notes follow the message (Hypothesis's examples).
 
     An exception group (a task group's) also names what it holds: `ExceptionGroup: ... [TimeoutError: ...]`, and a
     group around a single exception leads with it: `TimeoutError: ... (inside ExceptionGroup: ...)`.
@@ -103,6 +105,8 @@ def safe_str(error: BaseException) -> str:
     if isinstance(notes, list) and notes:
         with contextlib.suppress(Exception):  # a note whose str() raises is left out
             text = '\n'.join([text, *(str(note) for note in notes)])
+    if not named and text:
+        return text
     return f'{type(error).__name__}: {text}' if text else type(error).__name__
 
 
@@ -217,7 +221,7 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
         except AssertionError as failure:
             if scope.cancel_called:
                 raise RuleFailure(_framed(rule, hung())) from _clipped(failure)
-            observed = safe_str(failure).removeprefix('AssertionError: ')
+            observed = safe_str(failure, named=type(failure) is not AssertionError)
             raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(failure)
         except Exception as error:
             if scope.cancel_called:

@@ -14,14 +14,16 @@ import anyio.from_thread
 import anyio.to_thread
 from hypothesis import HealthCheck, Phase, settings
 
-__all__ = ('PROFILES', 'EngineAbandoned', 'call_in_loop', 'profile_settings', 'run_in_worker')
+from ..vocabulary import PROFILES, Profile
+
+__all__ = ('SETTINGS', 'EngineAbandoned', 'call_in_loop', 'profile_settings', 'run_in_worker')
 
 T = TypeVar('T')
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 _NO_EXPLAIN = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
 """Every phase but `explain`: its extra runs cost backend calls, and the lines it points at are the suite's own."""
-PROFILES: dict[str, settings] = {
+SETTINGS: dict[Profile, settings] = {
     # Fast and repeatable: the same examples on every run, so CI is stable.
     'ci': settings(
         max_examples=12,
@@ -47,15 +49,14 @@ PROFILES: dict[str, settings] = {
         max_examples=40, derandomize=False, deadline=None, suppress_health_check=_QUIET, stateful_step_count=20
     ),
 }
-"""The Hypothesis profiles rules run under; `--conformance-profile NAME` picks one."""
+"""The Hypothesis settings of each profile rules run under; `--conformance-profile NAME` picks one."""
 
 
 def profile_settings(name: str) -> settings:
     """The settings of a named profile, or a clear error listing the names."""
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise ValueError(f'unknown conformance profile {name!r}: use one of {", ".join(PROFILES)}') from None
+    if name not in PROFILES:
+        raise ValueError(f'unknown conformance profile {name!r}: use one of {", ".join(PROFILES)}')
+    return SETTINGS[name]
 
 
 class EngineAbandoned(BaseException):

@@ -7,17 +7,21 @@ import re
 import sys
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, TypeVar
 
 import pytest
 
+from ..vocabulary import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement
 from ._guard import guarded
 
 __all__ = (
     'AREAS',
     'LEVELS',
     'REQUIREMENTS',
+    'Area',
+    'Level',
     'Override',
+    'Requirement',
     'Rule',
     'catalog',
     'narrow',
@@ -25,29 +29,6 @@ __all__ = (
     'rule',
     'rule_of',
 )
-
-Level = Literal['core', 'extended']
-Area = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes', 'properties', 'stateful']
-Requirement = Literal[
-    'commands',
-    'filesystem',
-    'realpath',
-    'fresh',
-    'attach',
-    'destroy',
-    'posix_shell',
-    'inherited_pipes',
-    'shell_permissions',
-    'parent_file_errors',
-    'ln',
-    'mkfifo',
-    'setsid',
-]
-"""What a rule needs, resolved by its guard before the body runs (see `_requires.py` for what each one means)."""
-
-AREAS: tuple[str, ...] = get_args(Area)
-LEVELS: tuple[str, ...] = get_args(Level)
-REQUIREMENTS: tuple[str, ...] = get_args(Requirement)
 
 RULE_ATTRIBUTE = '__conformance_rule__'
 NARROWED_ATTRIBUTE = '__conformance_narrowed__'
@@ -194,7 +175,7 @@ def _read(suite: type) -> tuple[tuple[Rule, ...], tuple[Override, ...]]:
                 overrides.pop(meta.id, None)
             elif rule_id in rules:
                 overrides[rule_id] = _override(rules.pop(rule_id), member, klass)
-    order = {area: index for index, area in enumerate(AREAS)}
+    order: dict[str, int] = {area: index for index, area in enumerate(AREAS)}
 
     def key(meta: Rule) -> int:
         return order[meta.area]

@@ -17,9 +17,7 @@ from pydantic_ai.workspaces import (
     WorkspaceTimeoutError,
 )
 
-from ._guard import current_run
-from ._rules import rule
-from ._support import commands_of, expect_error, scratch, skip, workspace_of
+from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, workspace_of
 
 __all__ = ('CommandRules',)
 

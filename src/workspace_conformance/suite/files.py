@@ -9,9 +9,7 @@ from collections.abc import Callable, Sequence
 import anyio
 from pydantic_ai.workspaces import FileEntry, SupportsCommands, Workspace, WorkspaceBackend
 
-from ._guard import current_run
-from ._rules import rule
-from ._support import commands_of, expect_error, run_tool, scratch, skip, workspace_of
+from ..authoring import commands_of, current_run, expect_error, rule, run_tool, scratch, skip, workspace_of
 
 __all__ = ('FileRules',)
 

@@ -16,10 +16,18 @@ from pydantic_ai.workspaces import (
     WorkspaceUnavailableError,
 )
 
-from ._guard import current_run, wait_until
-from ._rules import rule
-from ._support import SCRATCH_PREFIX, commands_of, expect_error, scratch, supplied, workspace_of
-from ._tracing import unwrap
+from ..authoring import (
+    SCRATCH_PREFIX,
+    commands_of,
+    current_run,
+    expect_error,
+    rule,
+    scratch,
+    supplied,
+    unwrap,
+    wait_until,
+    workspace_of,
+)
 
 __all__ = ('LifecycleRules',)
 

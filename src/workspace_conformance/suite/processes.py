@@ -9,9 +9,7 @@ from collections.abc import Callable
 import anyio
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WorkspaceRef, WorkspaceTimeoutError
 
-from ._guard import current_run, wait_until
-from ._rules import rule
-from ._support import commands_of, expect_error, scratch, skip, supplied, workspace_of
+from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, supplied, wait_until, workspace_of
 
 __all__ = ('WAIT_FOR_RELEASE', 'ProcessRules')
 

@@ -12,10 +12,8 @@ from hypothesis import strategies as st
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from .. import strategies
+from ..authoring import call_in_loop, commands_of, profile_settings, rule, run_in_worker, scratch, workspace_of
 from ..strategies import TRICKY_NAMES, TRICKY_PAYLOADS
-from ._hypothesis import call_in_loop, profile_settings, run_in_worker
-from ._rules import rule
-from ._support import commands_of, scratch, workspace_of
 
 __all__ = ('PropertyRules',)
 

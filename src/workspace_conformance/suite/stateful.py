@@ -16,11 +16,17 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from hypothesis.stateful import rule as step
 from pydantic_ai.workspaces import FileEntry, Workspace, WorkspaceBackend
 
+from ..authoring import (
+    call_in_loop,
+    current_run,
+    profile_settings,
+    rule,
+    run_in_worker,
+    safe_str,
+    scratch,
+    workspace_of,
+)
 from ..doubles.memory import InMemoryBackend
-from ._guard import current_run, safe_str
-from ._hypothesis import call_in_loop, profile_settings, run_in_worker
-from ._rules import rule
-from ._support import scratch, workspace_of
 
 __all__ = ('SHRINK_CALLS', 'SHRINK_SECONDS', 'ShrinkBudget', 'StatefulRules')
 

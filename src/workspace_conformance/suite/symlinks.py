@@ -9,9 +9,7 @@ from collections.abc import Iterable
 import anyio
 from pydantic_ai.workspaces import SupportsCommands, SupportsRealpath, Workspace, WorkspaceBackend
 
-from ._guard import current_run
-from ._rules import rule
-from ._support import MakeSymlink, make_link, scratch, skip, workspace_of
+from ..authoring import MakeSymlink, current_run, make_link, rule, scratch, skip, workspace_of
 
 __all__ = ('SymlinkRules',)
 

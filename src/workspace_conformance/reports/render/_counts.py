@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ...vocabulary import RULE_STATUSES
 from ..model import Report, RuleSummary
 
 __all__ = ('STATUSES', 'counts', 'failures', 'gaps')
 
-STATUSES = ('passed', 'failed', 'gap', 'not-applicable', 'missing')
+STATUSES = RULE_STATUSES
 
 
 def counts(report: Report) -> Counter[str]:

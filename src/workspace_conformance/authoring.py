@@ -1,0 +1,62 @@
+"""The public API for writing a conformance rule: the decorator, and the helpers a rule body uses.
+
+A rule is an `async def test_<rule_id>(self, backend, ...)` method of a `WorkspaceBackendSuite` subclass, decorated
+with `@rule(area=..., requires=[...])`, whose docstring's first sentence states the clause it checks. Its guard
+resolves `requires` before the body runs (one classified skip when something is missing), bounds it with a hang
+guard, and frames every failure with the rule and its clause. See docs/writing-rules.md.
+"""
+
+from __future__ import annotations
+
+from .suite._guard import RuleFailure, RuleRun, current_run, safe_str, wait_until
+from .suite._hypothesis import call_in_loop, profile_settings, run_in_worker
+from .suite._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
+from .suite._support import (
+    SCRATCH_PREFIX,
+    MakeSymlink,
+    commands_of,
+    expect_error,
+    make_link,
+    run_tool,
+    scratch,
+    skip,
+    supplied,
+    workspace_of,
+)
+from .suite._tracing import unwrap
+from .vocabulary import SKIP_KINDS, SkipKind
+
+__all__ = (
+    'AREAS',
+    'LEVELS',
+    'REQUIREMENTS',
+    'SCRATCH_PREFIX',
+    'SKIP_KINDS',
+    'Area',
+    'Level',
+    'MakeSymlink',
+    'Requirement',
+    'Rule',
+    'RuleFailure',
+    'RuleRun',
+    'SkipKind',
+    'call_in_loop',
+    'catalog',
+    'commands_of',
+    'current_run',
+    'expect_error',
+    'make_link',
+    'narrow',
+    'profile_settings',
+    'rule',
+    'rule_of',
+    'run_in_worker',
+    'run_tool',
+    'safe_str',
+    'scratch',
+    'skip',
+    'supplied',
+    'unwrap',
+    'wait_until',
+    'workspace_of',
+)

@@ -1,0 +1,27 @@
+"""`anyio_backend` from conftest.py with params ['asyncio', 'trio']; a class-scoped classmethod async generator."""
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import pytest
+from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
+
+if TYPE_CHECKING:
+    from workspace_conformance import WorkspaceBackendSuite
+else:  # the runner writes parity_suite.py: upstream's class or ours
+    from parity_suite import WorkspaceBackendSuite
+
+CORRECT = True
+DEFECTS: dict[str, str] = {}
+
+
+class TestAsyncGenerator(WorkspaceBackendSuite):
+    @pytest.fixture(scope='class')
+    @classmethod
+    async def backend(
+        cls, tmp_path_factory: pytest.TempPathFactory, anyio_backend: str
+    ) -> AsyncIterator[WorkspaceBackend]:
+        backend = LocalWorkspaceBackend(tmp_path_factory.mktemp(f'workspace-{anyio_backend}'))
+        yield backend
+        # Whatever the rules left behind is the project's business; here: check the working dir survived.
+        assert await backend.exists(await backend.working_dir())
