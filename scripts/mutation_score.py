@@ -45,17 +45,11 @@ def main() -> int:
             {**os.environ, FLAG: '1'},
         )
     sys.path.insert(0, str(ROOT))
-    from tests.mutants import (  # noqa: F401  (registers the mutants)
-        doubles_gallery,
-        gallery,
-        gallery_commands,
-        gallery_files,
-        gallery_properties,
-    )
-    from tests.mutants.registry import MUTANTS
+    from tests.mutants.gallery import load_all
 
     from workspace_conformance import rules
 
+    mutants = load_all()
     outcomes = Outcomes()
     started = time.monotonic()
     pytest.main(
@@ -72,19 +66,19 @@ def main() -> int:
         plugins=[outcomes],
     )
     elapsed = time.monotonic() - started
-    killed = [m for m in MUTANTS if all(outcomes.by_mutant[m.name].get(r) == 'killed' for r in m.kills)]
+    killed = [m for m in mutants if all(outcomes.by_mutant[m.name].get(r) == 'killed' for r in m.kills)]
     proven = {r for m in killed for r in m.kills if outcomes.by_mutant[m.name].get(r) == 'killed'}
     catalog = rules()
-    for mutant in MUTANTS:
+    for mutant in mutants:
         if mutant not in killed:
             print(f'survived: {mutant.name} {dict(outcomes.by_mutant[mutant.name])}')
     for rule in catalog:
         if rule.id not in proven:
             print(f'unproven: {rule.qualified}')
-    print(f'mutants killed: {len(killed)} / {len(MUTANTS)} ({100 * len(killed) / max(1, len(MUTANTS)):.1f} %)')
+    print(f'mutants killed: {len(killed)} / {len(mutants)} ({100 * len(killed) / max(1, len(mutants)):.1f} %)')
     print(f'rules proven: {len(proven)} / {len(catalog)} ({100 * len(proven) / len(catalog):.1f} %)')
     print(f'gate wall time: {elapsed:.1f} s')
-    return 0 if len(killed) == len(MUTANTS) and len(proven) == len(catalog) else 1
+    return 0 if len(killed) == len(mutants) and len(proven) == len(catalog) else 1
 
 
 if __name__ == '__main__':

@@ -1,1 +1,45 @@
+"""The project's own tests: pytester, and the three tiers every test belongs to (`fast`, `slow`, `system`).
+
+- `system`: certifies real services (`tests/real_targets`); `nox -s targets` runs it on what `ci/services` starts;
+- `slow`: runs the whole suite in pytester sessions, the mutant gate, the hostile gallery, the parity corpus, the
+  browser; a test elsewhere opts in with `@pytest.mark.slow`;
+- `fast`: everything else, the inner loop (`nox -s fast`, under 3 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
 pytest_plugins = ['pytester']
+
+TESTS = Path(__file__).resolve().parent
+SYSTEM = ('real_targets/',)
+SLOW = (
+    'mutants/',
+    'hostile/',
+    'parity/',
+    'test_cli_fuzz.py',
+    'test_doubles_certification.py',
+    'test_html_in_browser.py',
+    'test_path_audit.py',
+    'test_self_certification.py',
+    'test_stateful_budget.py',
+    'test_unprivileged.py',
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its tier, from its file or its own `slow` mark."""
+    for item in items:
+        try:
+            where = Path(item.path).resolve().relative_to(TESTS).as_posix()
+        except ValueError:  # a pytester run's own test module
+            continue
+        if where.startswith(SYSTEM):
+            item.add_marker(pytest.mark.system)
+        elif where.startswith(SLOW) or item.get_closest_marker('slow') is not None:
+            item.add_marker(pytest.mark.slow)
+        else:
+            item.add_marker(pytest.mark.fast)

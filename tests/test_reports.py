@@ -84,6 +84,7 @@ def test_serial_and_two_workers_record_the_same_outcomes(pytester: pytest.Pytest
 
 
 @pytest.mark.all_rules
+@pytest.mark.slow
 def test_a_declared_limit_makes_the_run_partial_and_its_reason_shows_everywhere(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:

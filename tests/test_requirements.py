@@ -63,7 +63,12 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
         holds = backend.commands or backend.realpath or backend.symlinks
     if 'ln' in needs and not holds:
         return 'not-applicable'
-    lifecycle = {'fresh': {'fresh'}, 'attach': {'attach'}, 'destroy': {'destructive', 'destroy'}}
+    lifecycle = {
+        'fresh': {'fresh'},
+        'attach': {'attach'},
+        'destroy': {'destructive', 'destroy'},
+        'sacrificial': {'destructive'},
+    }
     if any(not lifecycle[need] <= backend.fixtures for need in needs & set(lifecycle)):
         return 'fixture-missing'
     if 'ln' in needs and not backend.commands and not backend.symlinks:

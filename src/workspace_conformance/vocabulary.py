@@ -42,6 +42,7 @@ Requirement = Literal[
     'fresh',
     'attach',
     'destroy',
+    'sacrificial',
     'posix_shell',
     'inherited_pipes',
     'shell_permissions',

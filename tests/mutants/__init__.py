@@ -1,1 +1,1 @@
-"""The mutant gallery: backends correct but for one broken clause, each declaring the rules it must fail."""
+"""The mutant gate: the gallery of mutants (`gallery/`), how one is declared (`registry`), the gate that runs them."""

@@ -19,12 +19,13 @@ from workspace_conformance import WorkspaceBackendSuite, rules
 from workspace_conformance.suite import narrow
 
 from ..runner import bypasses_permissions
-from . import doubles_gallery, gallery, gallery_commands, gallery_files, gallery_properties  # noqa: F401
-from .registry import MUTANTS, Mutant
+from .gallery import load_all
+from .registry import Mutant
 
 ROOT = Path(__file__).resolve().parents[2]
 TIME_SCALE = 0.25
 DROP = '-dac_override,-dac_read_search'
+MUTANTS = load_all()
 
 
 def suite_for(mutant: Mutant) -> type[WorkspaceBackendSuite]:

@@ -122,14 +122,7 @@ def _check_asyncio_only_collection(result: ModuleResult) -> list[str]:
     return problems + ([f'{len(trio)} trio items collected, e.g. {trio[0]}'] if trio else [])
 
 
-KNOWN_DISCREPANCIES: dict[str, tuple[str, str]] = {
-    'waivers_and_destructive': (
-        rf'^{REMOVE_REFUSES}: the module supplies a destructive fixture .* provide the `fresh_backend` fixture',
-        f'{REMOVE_REFUSES} declares `requires=["filesystem", "fresh"]`, so with `destructive_backend` and no '
-        '`fresh_backend` (the README quickstart) it skips as fixture-missing, though its body and the README run it '
-        'on `destructive_backend`',
-    ),
-}
+KNOWN_DISCREPANCIES: dict[str, tuple[str, str]] = {}
 """Module -> (pattern of the only problems it may have, why): an xfail until src/ is fixed, then a failure."""
 
 SPECIFIC: dict[str, Callable[[ModuleResult], list[str]]] = {

@@ -51,6 +51,10 @@ OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
         ('destructive_backend', 'destroy_environment'),
         'provide `destructive_backend` and `destroy_environment`',
     ),
+    'sacrificial': (
+        ('destructive_backend',),
+        'provide `destructive_backend` (or `fresh_backend`): a shared environment is never asked to destroy itself',
+    ),
 }
 SWITCHES: dict[str, tuple[str, str]] = {
     'posix_shell': ('has_real_posix_shell', 'the backend has no real POSIX shell, processes or byte streams'),

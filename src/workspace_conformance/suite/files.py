@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import anyio
 from pydantic_ai.workspaces import FileEntry, SupportsCommands, Workspace, WorkspaceBackend
 
-from ..authoring import commands_of, current_run, expect_error, rule, run_tool, scratch, skip, workspace_of
+from ..authoring import commands_of, current_run, expect_error, rule, run_tool, scratch, skip, supplied, workspace_of
 
 __all__ = ('FileRules',)
 
@@ -298,7 +298,7 @@ class FileRules:
                 assert not await workspace.exists(gone), f'{gone} still exists after remove'
             assert await workspace.read_bytes(kept) == b'kept', 'remove also deleted a sibling'
 
-    @rule(area='files', level='extended', requires=['filesystem', 'fresh'], upstream=True)
+    @rule(area='files', level='extended', requires=['filesystem', 'sacrificial'], upstream=True)
     async def test_remove_refuses_the_working_dir_and_its_ancestors(
         self, destructive_backend: Callable[[], WorkspaceBackend] | None
     ) -> None:
@@ -307,13 +307,7 @@ class FileRules:
         Checked only on a sacrificial environment from `destructive_backend`, and only for ancestors that hold
         nothing but the way down to the working directory: a backend that does not refuse can destroy nothing else.
         """
-        if destructive_backend is None:
-            skip(
-                'fixture-missing',
-                'provide `destructive_backend` (or `fresh_backend`): this rule never asks a shared environment '
-                'to remove its own working directory',
-            )
-        backend = destructive_backend()
+        backend = supplied(destructive_backend, 'sacrificial')()
         workspace = workspace_of(backend)
         working_dir = await workspace.working_dir()
         for path in ('.', working_dir):

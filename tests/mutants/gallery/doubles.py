@@ -1,8 +1,4 @@
-"""Mutants of the doubles: the in-memory reference model and the provider model, each with one clause broken.
-
-They prove the rules hold for filesystem-only backends (links made through `make_symlink`, no `ln`) and for
-provider-shaped lifecycles, where the local mutants cannot reach.
-"""
+"""Mutants of the doubles (the in-memory reference model, the provider model), where the local mutants cannot reach."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ from pydantic_ai.workspaces import FileEntry, WorkspaceBackend
 from workspace_conformance.doubles import InMemoryBackend, InMemoryProvider, memory_symlink
 from workspace_conformance.doubles.provider import ProviderBackend
 
-from .registry import in_memory, mutant
+from ..registry import in_memory, mutant
 
 
 class TextualDotDot(InMemoryBackend):

@@ -1,9 +1,4 @@
-"""Mutants for the rules added in 0.2.0 (gallery_commands).
-
-Each one is `LocalWorkspaceBackend`, or `HandRolled` (a plain subprocess runner), with one clause of
-`SupportsCommands.run` broken the way real backends break it. The mutants that kill processes kill only
-processes their own command started, found by a tag in their environment.
-"""
+"""Mutants of the command rules: `run` with one clause of its argv, shell, env, exit code or output handling broken."""
 
 from __future__ import annotations
 
@@ -12,57 +7,28 @@ import errno
 import math
 import os
 import shlex
-import signal
-import subprocess
-import uuid
+import shutil
 from collections.abc import Mapping
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 from pydantic_ai.workspaces import (
     CommandResult,
     LocalWorkspaceBackend,
     WorkspaceCommand,
+    WorkspaceError,
     WorkspaceOutputLimitError,
     WorkspaceTimeoutError,
 )
-from pydantic_ai.workspaces.protocol import validate_timeout
 
-from .gallery import _blocking, _check_form, _command_env
-from .registry import mutant, on_shared_dir
-
-# --- a plain subprocess runner, one step of which each mutant below changes -----------------------------------
+from ..registry import mutant, on_shared_dir
+from ._shared import HandRolled, _blocking, _command_env, _drain
 
 
-async def _drain(stream: anyio.abc.ByteReceiveStream | None, into: bytearray) -> None:
-    assert stream is not None
-    async for chunk in stream:
-        into.extend(chunk)
-
-
-class HandRolled(LocalWorkspaceBackend):
-    """`run` as a plain subprocess: new session, both pipes drained, the group killed on timeout or cancellation."""
-
-    def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
-        return _command_env(env)
-
-    def _exit_code(self, returncode: int) -> int:
-        return 128 - returncode if returncode < 0 else returncode
-
-    async def _stop(self, process: anyio.abc.Process) -> None:
-        with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-
-    async def _collect(self, process: anyio.abc.Process, stdout: bytearray, stderr: bytearray) -> int:
-        async with anyio.create_task_group() as group:
-            group.start_soon(_drain, process.stdout, stdout)
-            group.start_soon(_drain, process.stderr, stderr)
-            returncode = await process.wait()
-        return returncode
-
+class GuessesTheCommandForm(LocalWorkspaceBackend):
     async def run(
         self,
         command: WorkspaceCommand,
@@ -71,42 +37,287 @@ class HandRolled(LocalWorkspaceBackend):
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
     ) -> CommandResult:
-        validate_timeout(timeout)
-        _check_form(command, shell)
-        argv = ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
-        process = await anyio.open_process(
-            argv,
-            cwd=await self.working_dir(),
-            env=self._environment(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+        if isinstance(command, str):
+            shell = True
+        elif shell:
+            command = ' '.join(command)
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='guesses_the_command_form',
+    kills=['command_form_must_match_shell'],
+    bug='run() guesses the form: a string without shell=True goes through the shell, an argv with it is joined.',
+    backend=on_shared_dir(GuessesTheCommandForm),
+)
+
+
+class JoinsArgvWithShell(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if shell and not isinstance(command, str):
+            command = shlex.join(command)
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='joins_argv_given_with_shell',
+    kills=['command_form_must_match_shell'],
+    bug='run() accepts an argv sequence with shell=True by quoting it into one shell string instead of refusing it.',
+    backend=on_shared_dir(JoinsArgvWithShell),
+)
+
+
+class FeedsAStrayLine(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if isinstance(command, str):
+            command = f'printf "unexpected\\n" | sh -c {shlex.quote(command)}'
+        else:
+            command = ['sh', '-c', 'printf "unexpected\\n" | "$@"', 'sh', *command]
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='feeds_a_stray_line_to_stdin',
+    kills=['stdin_is_at_eof'],
+    bug="run() leaves the command's stdin connected to a channel that still holds a stray line (a login banner).",
+    backend=on_shared_dir(FeedsAStrayLine),
+)
+
+
+class DropsUndecodableBytes(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        # What decoding with errors='ignore' gives: the undecodable bytes vanish instead of becoming U+FFFD.
+        return dataclasses.replace(
+            result, stdout=result.stdout.replace('\ufffd', ''), stderr=result.stderr.replace('\ufffd', '')
         )
-        stdout, stderr = bytearray(), bytearray()
+
+
+mutant(
+    name='drops_undecodable_bytes',
+    kills=['undecodable_command_bytes_are_replaced'],
+    bug="Command output is decoded with errors='ignore', silently dropping bytes that are not UTF-8.",
+    backend=on_shared_dir(DropsUndecodableBytes),
+)
+
+
+class TruncatesStdout(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        return dataclasses.replace(result, stdout=result.stdout[: 64 * 1024])
+
+
+mutant(
+    name='truncates_stdout_at_64k',
+    kills=['command_output_is_complete'],
+    bug="stdout is cut at the provider's 64 KiB message size and returned as a successful result.",
+    backend=on_shared_dir(TruncatesStdout),
+)
+
+
+class TruncatesStderr(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        return dataclasses.replace(result, stderr=result.stderr[: 64 * 1024])
+
+
+mutant(
+    name='truncates_stderr_at_64k',
+    kills=['command_output_is_complete'],
+    bug='stderr is kept in a 64 KiB ring buffer for diagnostics only, so a long stderr comes back cut.',
+    backend=on_shared_dir(TruncatesStderr),
+)
+
+
+class MergesStderrIntoStdout(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        return dataclasses.replace(result, stdout=result.stdout + result.stderr, stderr='')
+
+
+mutant(
+    name='merges_stderr_into_stdout',
+    kills=['result_reports_exit_code_stdout_and_stderr'],
+    bug='Commands run on a pty-like channel that merges stderr into stdout, so stderr always comes back empty.',
+    backend=on_shared_dir(MergesStderrIntoStdout),
+)
+
+
+class RaisesOnNonZeroExit(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        if result.exit_code != 0:
+            raise WorkspaceError(f'command failed with exit code {result.exit_code}: {result.stderr}')
+        return result
+
+
+mutant(
+    name='raises_on_non_zero_exit',
+    kills=['result_reports_exit_code_stdout_and_stderr'],
+    bug='run() treats a non-zero exit as a failure (check=True) and raises instead of returning the result.',
+    backend=on_shared_dir(RaisesOnNonZeroExit),
+)
+
+
+class RaisesForAMissingProgram(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if not isinstance(command, str) and command and '/' not in command[0]:
+            path = _command_env(env).get('PATH')
+            if await _blocking(shutil.which, command[0], os.X_OK, path) is None:
+                # What `subprocess.Popen` raises when nothing catches it.
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command[0])
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='raises_for_a_missing_program',
+    kills=['a_missing_program_exits_127'],
+    bug="The spawn's FileNotFoundError for a missing argv program escapes run() instead of becoming exit 127.",
+    backend=on_shared_dir(RaisesForAMissingProgram),
+)
+
+
+class JoinsArgvUnquoted(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if not isinstance(command, str):
+            command, shell = ' '.join(command), True
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='joins_argv_unquoted',
+    kills=['argv_items_are_literal'],
+    bug="An argv is sent to the provider's exec API as ' '.join(argv), so the remote shell splits and expands it.",
+    backend=on_shared_dir(JoinsArgvUnquoted),
+)
+
+
+class RunsOnlyTheLastLine(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if isinstance(command, str) and '\n' in command:
+            command = command.splitlines()[-1]
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='runs_only_the_last_line',
+    kills=['run_starts_in_cwd'],
+    bug="A line-oriented exec channel runs only a shell string's last line, dropping Workspace.run's `cd` prefix.",
+    backend=on_shared_dir(RunsOnlyTheLastLine),
+)
+
+
+class TimeoutIsAnExitCode(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
         try:
-            with anyio.fail_after(timeout):
-                returncode = await self._collect(process, stdout, stderr)
-        except BaseException as error:
-            with anyio.CancelScope(shield=True):
-                await self._stop(process)
-                await process.aclose()
-            if isinstance(error, TimeoutError) and timeout is not None:
-                raise WorkspaceTimeoutError(
-                    f'command timed out after {timeout:g}s',
-                    stdout=stdout.decode(errors='replace'),
-                    stderr=stderr.decode(errors='replace'),
-                ) from error
-            raise
-        await process.aclose()
-        return CommandResult(
-            exit_code=self._exit_code(returncode),
-            stdout=stdout.decode(errors='replace'),
-            stderr=stderr.decode(errors='replace'),
-        )
+            return await super().run(command, shell=shell, env=env, timeout=timeout)
+        except WorkspaceTimeoutError as error:
+            return CommandResult(exit_code=124, stdout=error.stdout, stderr=error.stderr)
 
 
-# --- environment ------------------------------------------------------------------------------------------------
+mutant(
+    name='timeout_is_an_exit_code',
+    kills=['timeout_raises_workspace_timeout_error'],
+    bug='A timed-out command is reported like `timeout(1)` does, as exit code 124, instead of raising.',
+    backend=on_shared_dir(TimeoutIsAnExitCode),
+)
+
+
+class IgnoresEnv(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        return await super().run(command, shell=shell, timeout=timeout)
+
+
+mutant(
+    name='ignores_env',
+    kills=['env_is_added'],
+    bug='run() accepts env= but never passes it to the process it starts.',
+    backend=on_shared_dir(IgnoresEnv),
+)
 
 
 class ReplacesTheEnvironment(HandRolled):
@@ -183,9 +394,6 @@ mutant(
 )
 
 
-# --- exit codes -------------------------------------------------------------------------------------------------
-
-
 class SignedByteExitCode(LocalWorkspaceBackend):
     async def run(
         self,
@@ -244,9 +452,6 @@ mutant(
     bug="The spawn's PermissionError for an argv program without execute permission escapes instead of exit 126.",
     backend=on_shared_dir(RaisesForANonExecutableProgram),
 )
-
-
-# --- timeouts ---------------------------------------------------------------------------------------------------
 
 
 class TimeoutDropsOutput(LocalWorkspaceBackend):
@@ -314,34 +519,6 @@ mutant(
     bug='timeout= is handed to a provider field that counts milliseconds, so a 30 s timeout fires after 30 ms.',
     backend=on_shared_dir(TimeoutInMilliseconds),
 )
-
-
-class AbandonsTimedOutCommands(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        if timeout is None:
-            return await super().run(command, shell=shell, env=env, timeout=timeout)
-        _check_form(command, shell)
-        # The command runs in a session of its own; a timeout ends only the exec session that waits for it.
-        inner = ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
-        return await super().run(['sh', '-c', 'setsid "$@" & wait $!', 'sh', *inner], env=env, timeout=timeout)
-
-
-mutant(
-    name='timeout_abandons_the_command',
-    kills=['timeout_stops_the_foreground_process', 'timeout_stops_the_process_tree'],
-    bug='On timeout the backend closes only its exec session, and the command it started keeps running.',
-    backend=on_shared_dir(AbandonsTimedOutCommands),
-)
-
-
-# --- output -----------------------------------------------------------------------------------------------------
 
 
 class CapTruncatesSilently(LocalWorkspaceBackend):
@@ -616,9 +793,6 @@ mutant(
 )
 
 
-# --- shell strings ----------------------------------------------------------------------------------------------
-
-
 class SplitsShellStrings(LocalWorkspaceBackend):
     async def run(
         self,
@@ -705,143 +879,4 @@ mutant(
     kills=['a_relative_argv_program_resolves_in_the_working_dir'],
     bug="A relative argv program is made absolute against the client's directory, not the command's working dir.",
     backend=on_shared_dir(ResolvesProgramsOnTheHost),
-)
-
-
-# --- processes --------------------------------------------------------------------------------------------------
-
-
-class KillsOnlyTheShell(HandRolled):
-    async def _stop(self, process: anyio.abc.Process) -> None:
-        with suppress(ProcessLookupError):
-            process.kill()
-
-
-mutant(
-    name='kills_only_the_direct_process',
-    kills=['timeout_stops_the_process_tree', 'cancellation_stops_the_process_tree'],
-    bug='A timeout or cancellation kills only the process the backend spawned (Popen.kill), not its process group.',
-    backend=on_shared_dir(KillsOnlyTheShell),
-)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-class WaitsForTheProcessGroup(HandRolled):
-    async def _collect(self, process: anyio.abc.Process, stdout: bytearray, stderr: bytearray) -> int:
-        returncode = await super()._collect(process, stdout, stderr)
-        # "Done" only when nothing of the command's process group is left, background jobs included.
-        while _group_alive(process.pid):
-            await anyio.sleep(0.05)
-        return returncode
-
-
-mutant(
-    name='waits_for_the_whole_process_group',
-    kills=['a_redirected_background_job_does_not_delay_run'],
-    bug="run() returns only once every process in the command's process group has exited, background jobs too.",
-    backend=on_shared_dir(WaitsForTheProcessGroup),
-)
-
-
-class ReturnsAtEndOfOutput(LocalWorkspaceBackend):
-    """Reads the output to end of file, then reports `returncode` without waiting for the process."""
-
-    def __init__(self, working_dir: str | Path) -> None:
-        super().__init__(working_dir)
-        self._unreaped: list[subprocess.Popen[bytes]] = []
-
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        validate_timeout(timeout)
-        _check_form(command, shell)
-        self._unreaped = [process for process in self._unreaped if process.poll() is None]
-        argv = ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
-        cwd = await self.working_dir()
-
-        def run_until_eof() -> tuple[subprocess.Popen[bytes], bytes, bytes]:
-            process = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=_command_env(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-            assert process.stdout is not None and process.stderr is not None
-            with process.stdout, process.stderr:
-                # Small outputs only: the rule this mutant must fail writes a few bytes.
-                return process, process.stdout.read(), process.stderr.read()
-
-        process, stdout, stderr = await _blocking(run_until_eof)
-        self._unreaped.append(process)  # polled (reaped) by a later call
-        return CommandResult(
-            exit_code=process.poll() or 0,
-            stdout=stdout.decode(errors='replace'),
-            stderr=stderr.decode(errors='replace'),
-        )
-
-
-mutant(
-    name='returns_at_end_of_output',
-    kills=['run_returns_only_after_the_command_exits'],
-    bug='run() returns when the output pipes reach end of file and reads the exit status then, defaulting to 0.',
-    backend=on_shared_dir(ReturnsAtEndOfOutput),
-)
-
-
-TAG = 'WORKSPACE_CONFORMANCE_MUTANT_TAG'
-
-
-def _kill_tagged(tag: str) -> None:
-    """SIGKILL every process whose environment carries `tag`: only processes this mutant's command started."""
-    marker = f'{TAG}={tag}'.encode()
-    for entry in Path('/proc').iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environment = (entry / 'environ').read_bytes()
-        except OSError:
-            continue
-        if marker in environment.split(b'\0'):
-            with suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry.name), signal.SIGKILL)
-
-
-class KillsEverythingOnReturn(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        tag = uuid.uuid4().hex
-        try:
-            return await super().run(command, shell=shell, env={**(env or {}), TAG: tag}, timeout=timeout)
-        finally:
-            # Like stopping the command's cgroup: every process it started dies, detached or not.
-            with anyio.CancelScope(shield=True):
-                await _blocking(_kill_tagged, tag)
-
-
-mutant(
-    name='kills_detached_processes_on_return',
-    kills=['a_detached_process_outlives_the_command'],
-    bug='When a command returns, the backend stops its whole cgroup, killing processes it detached with setsid.',
-    backend=on_shared_dir(KillsEverythingOnReturn),
 )

@@ -1,15 +1,14 @@
-"""Mutants for the property and model-based rules: bugs that only some generated inputs or sequences reveal."""
+"""Mutants of the property rules: bugs that only some generated names, payloads, paths, argv or env values reveal."""
 
 from __future__ import annotations
 
 import os
 import unicodedata
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from pydantic_ai.workspaces import CommandResult, FileEntry, LocalWorkspaceBackend, WorkspaceCommand
 
-from .registry import mutant, on_shared_dir
+from ..registry import mutant, on_shared_dir
 
 
 class StripsNameWhitespace(LocalWorkspaceBackend):
@@ -78,26 +77,6 @@ class StripsEnvValues(LocalWorkspaceBackend):
         return await super().run(command, shell=shell, env=trimmed, timeout=timeout)
 
 
-class ExistsMeansIsFile(LocalWorkspaceBackend):
-    """`exists` implemented with `isfile`: a directory does not exist."""
-
-    async def exists(self, path: str) -> bool:
-        return os.path.isfile(path)
-
-
-class RemoveKeepsNonEmptyDirectories(LocalWorkspaceBackend):
-    """`remove` of a directory deletes its files but leaves the directory itself when it had any."""
-
-    async def remove(self, path: str) -> None:
-        target = Path(path)
-        if target.is_dir() and not target.is_symlink() and any(target.iterdir()):
-            for child in target.iterdir():
-                if child.is_file():
-                    child.unlink()
-            return
-        await super().remove(path)
-
-
 for name, kind, kills, bug in [
     (
         'lists_trimmed_names',
@@ -134,18 +113,6 @@ for name, kind, kills, bug in [
         StripsEnvValues,
         ['generated_env_values_are_exact'],
         'Env values are trimmed when serialized for the sandbox.',
-    ),
-    (
-        'exists_means_is_file',
-        ExistsMeansIsFile,
-        ['file_operations_match_the_reference_model'],
-        '`exists` checks for a regular file, so directories do not exist.',
-    ),
-    (
-        'remove_keeps_non_empty_directories',
-        RemoveKeepsNonEmptyDirectories,
-        ['remove_deletes_a_file_or_a_tree'],
-        'Removing a directory deletes its files but leaves the directory and its subdirectories behind.',
     ),
 ]:
     mutant(name=name, kills=kills, bug=bug, backend=on_shared_dir(kind))

@@ -1,0 +1,21 @@
+"""The mutant gallery, one module per area of the suite (plus `doubles`); `load_all()` imports them all.
+
+A mutant lives in the module of the area of the (first) rule it kills; helpers several areas use live in
+`_shared`. Every mutant works only inside the run directory it is given: the ones that delete or kill check that
+what they touch is inside it (or that a process is their own), so a bug can destroy nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ..registry import MUTANTS, Mutant
+
+
+def load_all() -> list[Mutant]:
+    """Every mutant of the gallery, after importing each of its modules (which registers their mutants)."""
+    for module in pkgutil.iter_modules(__path__):
+        if not module.name.startswith('_'):
+            importlib.import_module(f'{__name__}.{module.name}')
+    return list(MUTANTS)

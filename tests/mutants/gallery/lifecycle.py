@@ -1,0 +1,389 @@
+"""Mutants of the lifecycle rules: refs, working directories, creation, attachment and destruction gone wrong."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+from pydantic_ai.workspaces import (
+    CommandResult,
+    FileEntry,
+    LocalWorkspaceBackend,
+    WorkspaceBackend,
+    WorkspaceCommand,
+    WorkspaceRef,
+    WorkspaceUnavailableError,
+)
+
+from workspace_conformance.targets.local import LAZY_PROVIDER, LazyLocalBackend
+
+from ..registry import Build, mutant, on_shared_dir, shared_dir
+from ._shared import _sacrificial_dir, _within
+
+
+class RefAndWorkingDirOnly:
+    """A backend that declares the environment but forgot to implement any way into it."""
+
+    def __init__(self, working_dir: Path) -> None:
+        self._working_dir = working_dir.resolve()
+        self._ref = WorkspaceRef(provider='local', id=str(self._working_dir))
+
+    @property
+    def ref(self) -> WorkspaceRef:
+        return self._ref
+
+    async def working_dir(self) -> str:
+        return str(self._working_dir)
+
+
+mutant(
+    name='ref_and_working_dir_only',
+    kills=['has_the_required_members'],
+    bug='A backend implements only ref and working_dir, neither SupportsCommands nor SupportsFilesystem.',
+    backend=lambda run_dir: RefAndWorkingDirOnly(shared_dir(run_dir)),
+)
+
+
+class NoRefMember:
+    """Commands and working directory delegated to a local backend, but no `ref` property."""
+
+    def __init__(self, working_dir: Path) -> None:
+        self._local = LocalWorkspaceBackend(working_dir)
+
+    async def working_dir(self) -> str:
+        return await self._local.working_dir()
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        return await self._local.run(command, shell=shell, env=env, timeout=timeout)
+
+
+mutant(
+    name='no_ref_member',
+    kills=['has_the_required_members'],
+    bug='A backend written before refs existed has commands and working_dir but no ref property.',
+    backend=lambda run_dir: NoRefMember(shared_dir(run_dir)),  # type: ignore[arg-type,return-value]  # the bug
+)
+
+
+class WorkingDirWithTrailingSlash(LocalWorkspaceBackend):
+    async def working_dir(self) -> str:
+        return await super().working_dir() + '/'
+
+
+mutant(
+    name='working_dir_with_trailing_slash',
+    kills=['working_dir_is_canonical'],
+    bug="working_dir() returns the provider's path spelled with a trailing '/', which is not normalized.",
+    backend=on_shared_dir(WorkingDirWithTrailingSlash),
+)
+
+
+class WorkingDirAsConfigured(LocalWorkspaceBackend):
+    def __init__(self, working_dir: Path) -> None:
+        super().__init__(working_dir)
+        self._configured = str(working_dir)
+
+    async def working_dir(self) -> str:
+        await super().working_dir()
+        return self._configured
+
+
+def _through_a_link(kind: Callable[[Path], WorkspaceBackend]) -> Build:
+    """A mutant's backend: `kind` built on the shared directory reached through a symlink inside the run directory."""
+
+    def build(run_dir: Path) -> WorkspaceBackend:
+        link = run_dir / 'shared-link'
+        if not link.is_symlink():
+            link.symlink_to(shared_dir(run_dir), target_is_directory=True)
+        return kind(link)
+
+    return build
+
+
+mutant(
+    name='working_dir_keeps_symlinks',
+    kills=['working_dir_is_canonical'],
+    bug='working_dir() returns the configured path without resolving its symlinks, so `pwd -P` disagrees with it.',
+    backend=_through_a_link(WorkingDirAsConfigured),
+)
+
+
+class NewRefOnEveryAccess(LocalWorkspaceBackend):
+    @property
+    def ref(self) -> WorkspaceRef:
+        return WorkspaceRef(provider='local-session', id=uuid.uuid4().hex)
+
+
+mutant(
+    name='new_ref_on_every_access',
+    kills=['ref_exists_after_the_first_operation_and_is_stable'],
+    bug='ref builds a new WorkspaceRef from a fresh session id on every access instead of keeping the first.',
+    backend=on_shared_dir(NewRefOnEveryAccess),
+)
+
+
+class RefNeverSet(LocalWorkspaceBackend):
+    @property
+    def ref(self) -> None:  # type: ignore[override]  # the bug
+        return None
+
+
+mutant(
+    name='ref_never_set',
+    kills=['ref_exists_after_the_first_operation_and_is_stable'],
+    bug='ref is only filled in by an explicit create() call, so it stays None after operations create the environment.',
+    backend=on_shared_dir(RefNeverSet),
+)
+
+
+class UnlockedLazyBackend(LazyLocalBackend):
+    """`LazyLocalBackend` without its creation lock: every concurrent first use creates an environment."""
+
+    async def _connect(self) -> LocalWorkspaceBackend:
+        if self._local is None:
+            # The creation awaits a thread, so every concurrent caller gets here before any of them finishes.
+            ref = self._ref or await self._create_environment()
+            self._local = LocalWorkspaceBackend(ref.id)
+        return self._local
+
+
+mutant(
+    name='unlocked_first_use',
+    kills=['concurrent_first_use_shares_one_environment'],
+    bug='First use checks "no environment yet" and creates one without a lock, so concurrent first uses each create.',
+    backend=on_shared_dir(LocalWorkspaceBackend),
+    fresh_backend=lambda run_dir: UnlockedLazyBackend(run_dir / 'fresh'),
+)
+
+
+mutant(
+    name='attach_ignores_the_ref',
+    kills=['a_backend_attached_by_ref_reaches_the_same_environment'],
+    bug='The attach path drops the ref it is given and builds a backend that creates a new environment.',
+    backend=on_shared_dir(LocalWorkspaceBackend),
+    attach_backend=lambda run_dir, ref: LazyLocalBackend(run_dir / 'fresh'),
+)
+
+
+class DestroyedIsANormalExit(LocalWorkspaceBackend):
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        try:
+            return await super().run(command, shell=shell, env=env, timeout=timeout)
+        except WorkspaceUnavailableError as error:
+            return CommandResult(exit_code=0, stdout='', stderr=str(error))
+
+
+mutant(
+    name='destroyed_is_a_normal_exit',
+    kills=['destroying_environment_during_command_raises_unavailable'],
+    bug='run() reports a command whose environment was destroyed under it as an ordinary exit instead of raising.',
+    backend=on_shared_dir(LocalWorkspaceBackend),
+    destructive_backend=lambda run_dir: DestroyedIsANormalExit(_sacrificial_dir(run_dir)),
+)
+
+
+def _recreating_attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
+    path = Path(ref.id)
+    if _within(path, run_dir):  # the bug stays inside the run directory
+        path.mkdir(parents=True, exist_ok=True)
+    return LocalWorkspaceBackend(path)
+
+
+mutant(
+    name='attach_recreates_a_destroyed_environment',
+    kills=['attaching_to_a_destroyed_environment_raises_unavailable'],
+    bug="Attaching by ref runs `mkdir -p` on the ref's directory, silently recreating a destroyed environment empty.",
+    backend=on_shared_dir(LocalWorkspaceBackend),
+    attach_backend=_recreating_attach,
+)
+
+
+READY_WAIT = 0.5
+"""How long the mutant's sandbox takes to report ready after its create returned."""
+
+
+class RecordsTheRefAfterReadiness(LazyLocalBackend):
+    async def _create_environment(self) -> WorkspaceRef:
+        path = await anyio.to_thread.run_sync(self._create)
+        # The bug: waits, unshielded, for the sandbox to report ready before recording the ref of what it created.
+        await anyio.sleep(READY_WAIT)
+        self._ref = WorkspaceRef(provider=LAZY_PROVIDER, id=path)
+        return self._ref
+
+
+mutant(
+    name='records_the_ref_after_readiness',
+    kills=['cancellation_mid_create_keeps_the_ref'],
+    bug='The ref is recorded only after a cancellable wait for readiness; a caller cancelled then loses the sandbox.',
+    backend=on_shared_dir(LocalWorkspaceBackend),
+    fresh_backend=lambda run_dir: RecordsTheRefAfterReadiness(run_dir / 'fresh'),
+)
+
+
+class ResolvesTheWorkingDirLate(LocalWorkspaceBackend):
+    def __init__(self, working_dir: Path) -> None:
+        super().__init__(working_dir)
+        self._configured = str(working_dir)
+        self._connected = False
+
+    async def working_dir(self) -> str:
+        resolved = await super().working_dir()
+        return resolved if self._connected else self._configured
+
+    async def exists(self, path: str) -> bool:
+        self._connected = True
+        return await super().exists(path)
+
+
+mutant(
+    name='resolves_the_working_dir_late',
+    kills=['working_dir_is_stable'],
+    bug='working_dir() returns the configured path until a file operation connects, then the resolved one.',
+    backend=_through_a_link(ResolvesTheWorkingDirLate),
+)
+
+
+class RefKnownAfterConnecting(LocalWorkspaceBackend):
+    def __init__(self, ref: WorkspaceRef) -> None:
+        super().__init__(ref.id)
+        self._connected = False
+
+    @property
+    def ref(self) -> WorkspaceRef | None:  # type: ignore[override]  # the bug
+        return self._ref if self._connected else None
+
+    async def working_dir(self) -> str:
+        path = await super().working_dir()
+        self._connected = True
+        return path
+
+
+mutant(
+    name='ref_known_after_connecting',
+    kills=['attaching_keeps_the_ref_without_creating'],
+    bug='An attached backend fills in its ref from the session it opens, so it reports None until its first operation.',
+    backend=on_shared_dir(LocalWorkspaceBackend),
+    attach_backend=lambda run_dir, ref: RefKnownAfterConnecting(ref),
+)
+
+
+class StartsInTheDefaultDirectory(LocalWorkspaceBackend):
+    def __init__(self, ref: WorkspaceRef) -> None:
+        super().__init__(Path(ref.id).parent)  # the sandbox's default directory, not the configured one
+        self._attached_ref = ref
+
+    @property
+    def ref(self) -> WorkspaceRef:
+        return self._attached_ref
+
+
+mutant(
+    name='attach_starts_in_the_default_directory',
+    kills=['attached_backend_shares_the_working_dir'],
+    bug="Attaching by ref drops the working_dir setting, so the backend starts in the sandbox's default directory.",
+    backend=on_shared_dir(LocalWorkspaceBackend),
+    attach_backend=lambda run_dir, ref: StartsInTheDefaultDirectory(ref),
+)
+
+
+class ProvisionsInTheBackground(LazyLocalBackend):
+    def __init__(self, parent: Path, *, ref: WorkspaceRef | None = None) -> None:
+        super().__init__(parent, ref=ref)
+        if ref is None:
+            threading.Thread(target=self._provision, daemon=True).start()
+
+    def _provision(self) -> None:
+        self._ref = WorkspaceRef(provider=LAZY_PROVIDER, id=self._create())
+
+
+mutant(
+    name='provisions_in_the_background',
+    kills=['building_a_backend_creates_nothing'],
+    bug='The constructor starts provisioning a sandbox in a background thread to hide latency: I/O when built.',
+    backend=on_shared_dir(LocalWorkspaceBackend),
+    fresh_backend=lambda run_dir: ProvisionsInTheBackground(run_dir / 'fresh'),
+)
+
+
+class NewSessionAfterAnError(LocalWorkspaceBackend):
+    def _renew(self) -> None:
+        self._ref = WorkspaceRef(provider='local-session', id=uuid.uuid4().hex)
+
+    async def read_bytes(self, path: str) -> bytes:
+        try:
+            return await super().read_bytes(path)
+        except OSError:
+            self._renew()
+            raise
+
+    async def stat(self, path: str) -> FileEntry:
+        try:
+            return await super().stat(path)
+        except OSError:
+            self._renew()
+            raise
+
+    async def list_dir(self, path: str) -> Sequence[FileEntry]:
+        try:
+            return await super().list_dir(path)
+        except OSError:
+            self._renew()
+            raise
+
+
+mutant(
+    name='new_session_after_an_error',
+    kills=['ref_survives_a_failed_operation'],
+    bug='Any failed operation makes the client reconnect and take the new session id as its ref.',
+    backend=on_shared_dir(NewSessionAfterAnError),
+)
+
+
+class RecordsTheRefAfterFirstSuccess(LazyLocalBackend):
+    def __init__(self, parent: Path, *, ref: WorkspaceRef | None = None) -> None:
+        super().__init__(parent, ref=ref)
+        self._created: WorkspaceRef | None = None
+
+    async def _create_environment(self) -> WorkspaceRef:
+        with anyio.CancelScope(shield=True):
+            created = WorkspaceRef(provider=LAZY_PROVIDER, id=await anyio.to_thread.run_sync(self._create))
+            self._created = created
+        return created
+
+    async def stat(self, path: str) -> FileEntry:
+        entry = await super().stat(path)
+        self._ref = self._ref or self._created  # the bug: recorded only once an operation has succeeded
+        return entry
+
+    async def working_dir(self) -> str:
+        path = await super().working_dir()
+        self._ref = self._ref or self._created
+        return path
+
+
+mutant(
+    name='records_the_ref_after_first_success',
+    kills=['a_failing_first_operation_still_records_the_ref'],
+    bug='The ref is recorded when the first operation succeeds, so a first operation that fails leaves it None.',
+    backend=on_shared_dir(LocalWorkspaceBackend),
+    fresh_backend=lambda run_dir: RecordsTheRefAfterFirstSuccess(run_dir / 'fresh'),
+)
