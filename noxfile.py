@@ -50,9 +50,23 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The whole test suite on the newest pydantic-ai, in two xdist workers."""
+    """Both tiers, fast and slow, on the newest pydantic-ai, in two xdist workers (what CI runs)."""
     session.install('-e', '.[dev]', f'pydantic-ai-slim=={NEWEST}')
     pytest(session, '-n', '2', '--ignore', 'tests/real_targets', *session.posargs)
+
+
+@nox.session
+def fast(session: nox.Session) -> None:
+    """The inner loop: the `fast` tier on the newest pydantic-ai, in two xdist workers (under 3 minutes)."""
+    session.install('-e', '.[dev]', f'pydantic-ai-slim=={NEWEST}')
+    pytest(session, '-n', '2', '-m', 'fast', '--ignore', 'tests/real_targets', *session.posargs)
+
+
+@nox.session
+def slow(session: nox.Session) -> None:
+    """The `slow` tier: whole-suite runs, the mutant gate, the hostile gallery, the parity corpus, the browser."""
+    session.install('-e', '.[dev]', f'pydantic-ai-slim=={NEWEST}')
+    pytest(session, '-n', '2', '-m', 'slow', '--ignore', 'tests/real_targets', *session.posargs)
 
 
 @nox.session

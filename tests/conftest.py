@@ -8,9 +8,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from workspace_conformance import emergency
+from workspace_conformance.suite._watchdog import WATCHDOG
 
 pytest_plugins = ['pytester']
 
@@ -43,3 +47,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
         else:
             item.add_marker(pytest.mark.fast)
+
+
+@pytest.fixture(autouse=True)
+def _process_wide_state_restored() -> Iterator[None]:
+    """An in-process pytester session leaves no emergency cleanup, exit status or remembered hang behind it."""
+    with emergency.isolated():
+        yield
+    WATCHDOG.reset()

@@ -65,6 +65,7 @@ def test_a_bad_target_exits_2_with_one_line(workdir: Path, target: str, says: st
     assert 'Traceback' not in result.stderr + result.stdout
 
 
+@pytest.mark.slow
 def test_the_default_local_target_is_certified_and_writes_nothing_here(workdir: Path) -> None:
     before = sorted(path.name for path in workdir.iterdir())
     result = _certify(workdir)

@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / 'README.md').read_text()
 
 
+@pytest.mark.slow
 def test_the_pasted_example_runs_every_rule_without_failure(pytester: pytest.Pytester) -> None:
     example = re.search(r'```python\n(.*?)```', README, re.DOTALL)
     assert example is not None

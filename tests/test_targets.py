@@ -72,6 +72,7 @@ def test_every_named_target_documents_its_options() -> None:
             assert option.help, f'{target.name} --{option.name} has no help'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ('target', 'verdict'), [('local-shell', 'certified'), ('provider', 'certified'), ('memory', 'partial')]
 )

@@ -10,10 +10,10 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-__all__ = ('exit_now', 'on_exit', 'set_status')
+__all__ = ('exit_now', 'isolated', 'on_exit', 'set_status')
 
 _cleanups: list[Callable[[], None]] = []
 _status = 2
@@ -30,6 +30,18 @@ def on_exit(cleanup: Callable[[], None]) -> Callable[[], None]:
             _cleanups.remove(cleanup)
 
     return unregister
+
+
+@contextlib.contextmanager
+def isolated() -> Iterator[None]:
+    """Run sessions inside (pytester's in-process runs) without leaking their cleanups or status to the process."""
+    global _status
+    cleanups, status = list(_cleanups), _status
+    try:
+        yield
+    finally:
+        _cleanups[:] = cleanups
+        _status = status
 
 
 def set_status(status: int) -> None:

@@ -100,6 +100,13 @@ class Watchdog:
             self._claimed = True
             return self._hang
 
+    def reset(self) -> None:
+        """Forget a hang once its session is over, for a process that runs several sessions (a test harness)."""
+        with self._condition:
+            if self._watched:
+                raise RuntimeError(f'the watchdog is still watching {[w.what for w in self._watched.values()]}')
+            self._hang, self._claimed, self._end_at, self._end_reason = None, False, None, ''
+
     def settle(self) -> None:
         """The session has finished and written its report; after an interrupt, the process must still exit soon."""
         with self._condition:
