@@ -263,5 +263,5 @@ class TestBare(Base):
     kinds = 'not-applicable|declared-limit|fixture-missing|environment|runner'
     pattern = re.compile(r'^SKIPPED \[\d+\] \S+: \[[a-z]+/[a-z0-9_]+\] (' + kinds + '): ')
     assert all(pattern.match(line) for line in skipped), '\n'.join(skipped)
-    expected = sum(1 for r in rules() if {'fresh', 'attach', 'destroy'} & set(r.requires))
+    expected = sum(1 for r in rules() if {'fresh', 'attach', 'destroy', 'sacrificial'} & set(r.requires))
     assert sum('fixture-missing' in line for line in skipped) == expected
