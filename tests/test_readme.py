@@ -29,3 +29,14 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert test_command.endswith('.venv/bin/nox')
     ci = (ROOT / '.ci' / 'run').read_text()
     assert '.venv/bin/nox' in ci and ".venv/bin/pip install -q -e '.[dev]'" in ci
+
+
+def test_every_link_of_the_docs_stays_in_the_repo_and_the_design_is_linked() -> None:
+    pages = [ROOT / 'README.md', ROOT / 'CONTRIBUTING.md', *sorted((ROOT / 'docs').glob('*.md'))]
+    for page in pages:
+        for target in re.findall(r'\]\(([^)#]+)\)', page.read_text()):
+            if target.startswith(('http://', 'https://')):
+                continue
+            resolved = (page.parent / target).resolve()
+            assert resolved.is_relative_to(ROOT) and resolved.exists(), f'{page.name} links {target}, not in the repo'
+    assert '](docs/architecture.md)' in README and '](CONTRIBUTING.md)' in README

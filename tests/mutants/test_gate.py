@@ -9,14 +9,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 import pytest
-from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from workspace_conformance import WorkspaceBackendSuite, rules
-from workspace_conformance.suite import narrow
+from workspace_conformance.targets import Target, suite_for
+from workspace_conformance.vocabulary import BYPASS_CAPABILITIES
 
 from ..runner import bypasses_permissions
 from .gallery import load_all
@@ -24,72 +23,39 @@ from .registry import Mutant
 
 ROOT = Path(__file__).resolve().parents[2]
 TIME_SCALE = 0.25
-DROP = '-dac_override,-dac_read_search'
+DROP = BYPASS_CAPABILITIES
 MUTANTS = load_all()
 
 
-def suite_for(mutant: Mutant) -> type[WorkspaceBackendSuite]:
-    """A suite class that runs only the rules `mutant` must fail, each as a strict expected failure."""
-
-    class MutantSuite(WorkspaceBackendSuite):
-        mutant_name = mutant.name
-        conformance_summary = False  # 50 partial verdicts of broken backends would bury the real summaries
-
-        @pytest.fixture(scope='class')
-        @classmethod
-        def anyio_backend(cls) -> str:
-            return 'asyncio'
-
-        @pytest.fixture(scope='class')
-        @classmethod
-        def run_dir(cls, tmp_path_factory: pytest.TempPathFactory) -> Path:
-            return tmp_path_factory.mktemp(mutant.name)
-
-        @pytest.fixture(scope='class')
-        @classmethod
-        def backend(cls, run_dir: Path) -> WorkspaceBackend:
-            return mutant.backend(run_dir)
-
-        @pytest.fixture
-        def fresh_backend(self, run_dir: Path) -> Callable[[], WorkspaceBackend] | None:
-            build = mutant.fresh_backend
-            return None if build is None else (lambda: build(run_dir))
-
-        @pytest.fixture
-        def destructive_backend(self, run_dir: Path) -> Callable[[], WorkspaceBackend] | None:
-            build = mutant.destructive_backend
-            return None if build is None else (lambda: build(run_dir))
-
-        @pytest.fixture
-        def attach_backend(self, run_dir: Path) -> Callable[[WorkspaceRef], WorkspaceBackend] | None:
-            build = mutant.attach_backend
-            return None if build is None else (lambda ref: build(run_dir, ref))
-
-        @pytest.fixture
-        def destroy_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
-            return mutant.destroy_environment
-
-        @pytest.fixture
-        def make_symlink(self) -> Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None:
-            return mutant.make_symlink
-
-        @pytest.fixture
-        def conformance_time_scale(self) -> float:
-            return TIME_SCALE
-
-        @pytest.fixture
-        def expected_failures(self) -> Mapping[str, str]:
-            return dict.fromkeys(mutant.kills, f'mutant {mutant.name}: {mutant.bug}')
-
-    narrow(MutantSuite, mutant.kills)
-    MutantSuite.__name__ = MutantSuite.__qualname__ = f'TestMutant_{mutant.name}'
-    return MutantSuite
+def mutant_suite(mutant: Mutant) -> type[WorkspaceBackendSuite]:
+    """The certification suite of the mutant as a target, narrowed to the rules it must fail, as strict xfails."""
+    target = Target(
+        name=mutant.name,
+        description=mutant.bug,
+        backend=mutant.backend,
+        fresh_backend=mutant.fresh_backend,
+        destructive_backend=mutant.destructive_backend,
+        attach_backend=mutant.attach_backend,
+        destroy_environment=mutant.destroy_environment,
+        make_symlink=mutant.make_symlink,
+        event_loops=('asyncio',),
+    )
+    suite = suite_for(
+        target,
+        only=mutant.kills,
+        expected_failures=dict.fromkeys(mutant.kills, f'mutant {mutant.name}: {mutant.bug}'),
+        time_scale=TIME_SCALE,
+        name=f'TestMutant_{mutant.name}',
+        summary=False,  # 137 verdicts of broken backends would bury the real summaries
+    )
+    suite.mutant_name = mutant.name  # type: ignore[attr-defined]  # read by conftest: a skip there proves nothing
+    return suite
 
 
 BYPASS = bypasses_permissions()
 for _mutant in MUTANTS:
     if not (_mutant.unprivileged and BYPASS):
-        globals()[f'TestMutant_{_mutant.name}'] = suite_for(_mutant)
+        globals()[f'TestMutant_{_mutant.name}'] = mutant_suite(_mutant)
 
 
 def test_every_rule_has_a_killing_mutant() -> None:

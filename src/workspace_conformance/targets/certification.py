@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pytest
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-from ..suite import WorkspaceBackendSuite
+from ..suite import WorkspaceBackendSuite, narrow
 from ._ledger import record_ref
 from .base import MakeSymlink, Target
 from .loading import resolve_target
 
-__all__ = ('GENERATED_MODULE', 'SPEC_ENVIRONMENT', 'CertificationSpec', 'suite_for', 'suite_from_environment')
+__all__ = (
+    'GENERATED_MODULE',
+    'SPEC_ENVIRONMENT',
+    'CertificationSpec',
+    'installed_loops',
+    'suite_for',
+    'suite_from_environment',
+)
 
 SPEC_ENVIRONMENT = 'WORKSPACE_CONFORMANCE_SPEC'
 GENERATED_MODULE = (
@@ -49,39 +57,64 @@ class CertificationSpec:
         return cls(**data)
 
 
-def suite_for(target: Target, run_dir: Path, anyio_backends: tuple[str, ...]) -> type[WorkspaceBackendSuite]:
-    """A `WorkspaceBackendSuite` subclass whose fixtures build the target's backends under `run_dir`."""
+def suite_for(
+    target: Target,
+    run_dir: Path | None = None,
+    anyio_backends: Sequence[str] | None = None,
+    *,
+    only: Iterable[str] | None = None,
+    expected_failures: Mapping[str, str] | None = None,
+    time_scale: float | None = None,
+    name: str | None = None,
+    summary: bool = True,
+) -> type[WorkspaceBackendSuite]:
+    """The one `WorkspaceBackendSuite` subclass for a target: `certify`, the mutant gate and self-certification use it.
+
+    Its fixtures build the target's backends under `run_dir / <event loop>` (a class-scoped temporary directory when
+    `run_dir` is None) on `anyio_backends` (default: the target's event loops that are installed). `only` leaves just
+    those rules in the class (`narrow`), `expected_failures` replaces the target's own, `time_scale` fixes the
+    time scale, `summary=False` keeps the class out of the terminal summary.
+    """
+    loops = list(anyio_backends) if anyio_backends is not None else list(installed_loops(target.event_loops))
 
     class TestCertification(WorkspaceBackendSuite):
-        @pytest.fixture(scope='class', params=list(anyio_backends))
+        conformance_summary = summary
+
+        @pytest.fixture(scope='class', params=loops)
         @classmethod
         def anyio_backend(cls, request: pytest.FixtureRequest) -> str:
             return str(request.param)
 
         @pytest.fixture(scope='class')
         @classmethod
-        def backend(cls, anyio_backend: str) -> Iterator[WorkspaceBackend]:
-            built = target.backend(run_dir / anyio_backend)
+        def run_root(cls, anyio_backend: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+            base = run_dir if run_dir is not None else tmp_path_factory.mktemp(target.name)
+            return base / anyio_backend
+
+        @pytest.fixture(scope='class')
+        @classmethod
+        def backend(cls, run_root: Path) -> Iterator[WorkspaceBackend]:
+            built = target.backend(run_root)
             yield built
-            record_ref(run_dir, built.ref)
+            record_ref(run_root.parent, built.ref)
 
         @pytest.fixture
-        def fresh_backend(self, anyio_backend: str) -> Iterator[Callable[[], WorkspaceBackend] | None]:
-            yield from _recorded(target.fresh_backend, run_dir, anyio_backend)
+        def fresh_backend(self, run_root: Path) -> Iterator[Callable[[], WorkspaceBackend] | None]:
+            yield from _recorded(target.fresh_backend, run_root)
 
         @pytest.fixture
         def destructive_backend(
-            self, anyio_backend: str, fresh_backend: Callable[[], WorkspaceBackend] | None
+            self, run_root: Path, fresh_backend: Callable[[], WorkspaceBackend] | None
         ) -> Iterator[Callable[[], WorkspaceBackend] | None]:
             if target.destructive_backend is None:
                 yield fresh_backend
             else:
-                yield from _recorded(target.destructive_backend, run_dir, anyio_backend)
+                yield from _recorded(target.destructive_backend, run_root)
 
         @pytest.fixture
-        def attach_backend(self, anyio_backend: str) -> Callable[[WorkspaceRef], WorkspaceBackend] | None:
+        def attach_backend(self, run_root: Path) -> Callable[[WorkspaceRef], WorkspaceBackend] | None:
             build = target.attach_backend
-            return None if build is None else (lambda ref: build(run_dir / anyio_backend, ref))
+            return None if build is None else (lambda ref: build(run_root, ref))
 
         @pytest.fixture
         def destroy_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
@@ -97,16 +130,26 @@ def suite_for(target: Target, run_dir: Path, anyio_backends: tuple[str, ...]) ->
 
         @pytest.fixture
         def expected_failures(self) -> Mapping[str, str]:
-            return target.expected_failures
+            return target.expected_failures if expected_failures is None else expected_failures
 
     for switch, value in target.switches.items():
         setattr(TestCertification, switch, pytest.fixture(lambda self, _value=value: _value, name=switch))
-    TestCertification.__qualname__ = f'TestCertification[{target.name}]'
+    if time_scale is not None:
+        scale = pytest.fixture(lambda self: time_scale, name='conformance_time_scale')
+        setattr(TestCertification, 'conformance_time_scale', scale)  # noqa: B010
+    if only is not None:
+        narrow(TestCertification, only)
+    TestCertification.__name__ = TestCertification.__qualname__ = name or f'TestCertification[{target.name}]'
     return TestCertification
 
 
+def installed_loops(wanted: Iterable[str]) -> tuple[str, ...]:
+    """The event loops of `wanted` whose library is installed (trio is optional)."""
+    return tuple(loop for loop in wanted if loop == 'asyncio' or importlib.util.find_spec(loop) is not None)
+
+
 def _recorded(
-    build: Callable[[Path], WorkspaceBackend] | None, run_dir: Path, anyio_backend: str
+    build: Callable[[Path], WorkspaceBackend] | None, run_root: Path
 ) -> Iterator[Callable[[], WorkspaceBackend] | None]:
     """Yield a factory for the rule, then record the ref of every backend it built, for the run's cleanup."""
     if build is None:
@@ -115,13 +158,13 @@ def _recorded(
     built: list[WorkspaceBackend] = []
 
     def factory() -> WorkspaceBackend:
-        backend = build(run_dir / anyio_backend)
+        backend = build(run_root)
         built.append(backend)
         return backend
 
     yield factory
     for backend in built:
-        record_ref(run_dir, backend.ref)
+        record_ref(run_root.parent, backend.ref)
 
 
 def suite_from_environment() -> type[WorkspaceBackendSuite]:
