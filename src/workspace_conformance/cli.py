@@ -9,6 +9,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 import hypothesis.configuration
 import pytest
@@ -18,6 +19,7 @@ from ._version import __version__
 from .catalog_format import FORMATS, render_catalog
 from .interrupts import second_interrupt_exits
 from .leftovers import run_directory
+from .options import keyword_problem, output_directory_problem, time_scale, workers
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
 from .reports.model import verdict_of
@@ -38,13 +40,50 @@ CAPABILITIES_DROPPED = 'WORKSPACE_CONFORMANCE_CAPABILITIES_DROPPED'
 _BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'
 
 
+class _UsageError(Exception):
+    """A bad command line: the one line that says what is wrong and what to pass instead."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse where a bad command line is one line and status 2, and an option given twice is an error."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register('action', None, _StoreOnce)
+        self.register('action', 'store', _StoreOnce)
+        self.register('action', 'store_true', _StoreTrueOnce)
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f'{message} (see {self.prog} --help)')
+
+
+def _given_once(parser: argparse.ArgumentParser, namespace: argparse.Namespace, action: argparse.Action) -> None:
+    """Fail when the option of `action` was already given on this command line."""
+    given: set[str] = namespace.__dict__.setdefault('_given', set())
+    if action.dest in given and action.option_strings:
+        raise _UsageError(f'argument {"/".join(action.option_strings)}: given twice: pass it once')
+    given.add(action.dest)
+
+
+class _StoreOnce(argparse._StoreAction):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: Any) -> None:
+        _given_once(parser, namespace, self)
+        super().__call__(parser, namespace, *args)
+
+
+class _StoreTrueOnce(argparse._StoreTrueAction):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: Any) -> None:
+        _given_once(parser, namespace, self)
+        super().__call__(parser, namespace, *args)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog='workspace-conformance',
         description='Conformance checks and certification for Pydantic AI workspace backends.',
     )
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
-    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND', parser_class=_Parser)
 
     certify = commands.add_parser(
         'certify',
@@ -76,13 +115,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     certify.add_argument('--anyio-backend', choices=['asyncio', 'trio', 'all'], default='all')
     certify.add_argument('-k', dest='keyword', metavar='EXPR', help='only rules matching this pytest -k expression')
-    certify.add_argument('-n', dest='workers', metavar='N', help='run rules in N pytest-xdist workers (or auto)')
+    certify.add_argument(
+        '-n', dest='workers', metavar='N', type=workers, help='run rules in N pytest-xdist workers (or auto)'
+    )
     certify.add_argument(
         '--conformance-time-scale',
-        type=float,
+        type=time_scale,
         default=None,
         metavar='X',
-        help='multiply every hang guard and wait (e.g. 3 for a slow provider)',
+        help='multiply every hang guard and wait (a finite number > 0, e.g. 3 for a slow provider)',
     )
     certify.add_argument(
         '--conformance-profile',
@@ -119,6 +160,16 @@ def _parser() -> argparse.ArgumentParser:
 
     verify = commands.add_parser('verify', help='check a bundle: hashes, verdicts, completeness; exit 1 on a problem')
     verify.add_argument('bundle', metavar='DIR')
+
+    commands.add_parser(
+        'clean',
+        help='remove the directories (and end the processes) of runs whose process is gone, e.g. killed',
+        description=(
+            'Remove what runs killed with SIGKILL (or lost with their machine) left in the temporary directory: '
+            'their run directories and every process still working in them. A directory whose run is alive, or '
+            'that records no owner, is never touched. `certify` does the same before it runs.'
+        ),
+    )
     return parser
 
 
@@ -147,8 +198,13 @@ def _target_options(args: argparse.Namespace) -> dict[str, str | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    """Run the command line and return its exit status; a bad command line is one line on stderr and status 2."""
+    try:
+        args = _parser().parse_args(argv)
+    except _UsageError as error:
+        return _fail(str(error))
+    except SystemExit as done:  # --help, --version
+        return done.code if isinstance(done.code, int) else 0
     if args.command == 'rules':
         sys.stdout.write(render_catalog(rules(), args.format))
         return 0
@@ -264,6 +320,20 @@ def _drop_bypass_capabilities(argv: Sequence[str] | None) -> None:
     os.execve(setpriv, command, environment)
 
 
+def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | None:
+    """What is wrong with `certify`'s options beyond what argparse checks, found before anything runs and writes."""
+    if args.report and args.bundle:
+        return '--report and --bundle: pass one (--bundle DIR writes the report files too)'
+    for option, value in (('--report', args.report), ('--bundle', args.bundle)):
+        if value is not None:
+            problem = output_directory_problem(option, value)
+            if problem is not None:
+                return problem
+    if args.keyword is not None:
+        return keyword_problem(args.keyword, (f'test_{rule.id}' for rule in rules()), loops)
+    return None
+
+
 class _RecorderCapture:
     """Keeps the session's recorder after pytest has finished, so the CLI can state the verdict."""
 
@@ -280,6 +350,9 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         return _fail(backends)
     if args.workers and importlib.util.find_spec('xdist') is None:
         return _fail('-n needs pytest-xdist: pip install "workspace-conformance[xdist]"')
+    problem = _certify_problem(args, backends)
+    if problem is not None:
+        return _fail(problem)
     options = _target_options(args)
     emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified
     with run_directory('workspace-conformance-check-') as check_dir:
@@ -365,6 +438,8 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         finally:
             unregister()
             _clean_up(target, run_dir / 'environments')
+    if status == pytest.ExitCode.NO_TESTS_COLLECTED and args.keyword is not None:
+        return _fail(f'-k {args.keyword!r} selects no rule: see `workspace-conformance rules` for their names')
     recorder = capture.recorder
     if (
         recorder is None

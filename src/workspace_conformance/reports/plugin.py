@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from .. import emergency
+from ..options import output_directory_problem, time_scale
 from ..suite import Rule, catalog, rule_of
 from ..suite import _session as session_hooks
 from ..suite._guard import clip, unresponsive
@@ -40,9 +41,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         '--conformance-time-scale',
         dest='conformance_time_scale',
-        type=float,
+        type=time_scale,
         default=None,
-        help='multiply every hang guard and wait of the conformance rules (e.g. 3 for a slow provider)',
+        help='multiply every hang guard and wait of the conformance rules (a finite number > 0, e.g. 3 for a slow '
+        'provider)',
     )
     group.addoption(
         '--conformance-report',
@@ -63,6 +65,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    target = config.getoption('conformance_report', default=None)
+    if target is not None and not _is_xdist_worker(config):
+        problem = output_directory_problem('--conformance-report', str(target))
+        if problem is not None:
+            raise pytest.UsageError(problem)
     config.addinivalue_line('markers', 'conformance_rule(id, area, level): a workspace conformance rule')
     config.pluginmanager.register(ConformanceRecorder(config), RECORDER_NAME)
     if not config.pluginmanager.is_registered(session_hooks):
