@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,8 +18,8 @@ import pytest
 from . import emergency
 from ._version import __version__
 from .catalog_format import FORMATS, render_catalog
-from .interrupts import second_interrupt_exits
-from .leftovers import run_directory
+from .interrupts import cleaning_up, signals_stop_the_run, stopped_by, terminated_status
+from .leftovers import StaleRun, remove_stale_runs, run_directory
 from .options import keyword_problem, output_directory_problem, time_scale, workers
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
@@ -214,10 +215,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _diff(args)
     if args.command == 'verify':
         return _verify(args)
+    if args.command == 'clean':
+        return _clean()
     if args.command == 'targets':
         sys.stdout.write(render_targets(target_statuses(_target_options(args)), args.format))
         return 0
-    return _certify(args, argv)
+    try:
+        return _certify(args, argv)
+    except KeyboardInterrupt:  # a signal before or after the session, which handles its own
+        signum = stopped_by()
+        _say(f'stopped by {signal.Signals(signum).name if signum else "SIGINT"} before any rule ran: not certified')
+        return terminated_status() or EXIT_NOT_CERTIFIED
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -253,6 +261,23 @@ def _verify(args: argparse.Namespace) -> int:
     report = load_report(directory / 'report.json')
     sys.stdout.write(f'verified: {report.verdict}, {sum(len(s.rules) for s in report.suites)} rules, hashes match\n')
     return 0
+
+
+def _clean() -> int:
+    """`clean`: remove the directories and processes of dead runs, one line each, or say there were none."""
+    removed = remove_stale_runs()
+    for stale in removed:
+        sys.stdout.write(f'removed {stale.describe()}\n')
+    if not removed:
+        sys.stdout.write('nothing to remove: no run directory of a dead run\n')
+    return 0
+
+
+def _say_removed(removed: list[StaleRun]) -> None:
+    """One line naming the directories (and processes) of dead runs `certify` removed before it ran."""
+    if removed:
+        listed = '; '.join(stale.describe() for stale in removed)
+        _say(f'removed what {len(removed)} killed run(s) left: {listed}')
 
 
 def _not_run(args: argparse.Namespace, error: TargetNotRunnable) -> int:
@@ -353,6 +378,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     problem = _certify_problem(args, backends)
     if problem is not None:
         return _fail(problem)
+    _say_removed(remove_stale_runs())
     options = _target_options(args)
     emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified
     with run_directory('workspace-conformance-check-') as check_dir:
@@ -372,9 +398,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     named = NAMED_TARGETS.get(args.target or 'local')
     if not args.keep_capabilities and not (named and named.keeps_capabilities):
         _drop_bypass_capabilities(argv)
-    # The run's directory, and every process working in it, go when the run ends: also on Ctrl-C (a second one
-    # exits at once) and when the watchdog has to end a run whose backend ignores cancellation.
-    with second_interrupt_exits() as interrupts, run_directory('workspace-conformance-') as run_dir:
+    # The run's directory, and every process working in it, go when the run ends: also on Ctrl-C, SIGTERM or SIGHUP
+    # (a second one exits at once, still cleaning up) and when the watchdog has to end a run whose backend ignores
+    # cancellation.
+    with signals_stop_the_run(), run_directory('workspace-conformance-', while_cleaning=cleaning_up) as run_dir:
         target = resolve_target(
             args.target,
             options=options,
@@ -434,10 +461,11 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         capture = _RecorderCapture()
         unregister = emergency.on_exit(lambda: _clean_up(target, run_dir / 'environments'))
         try:
-            status = pytest.main(pytest_args, plugins=[capture, interrupts])
+            status = pytest.main(pytest_args, plugins=[capture])
         finally:
-            unregister()
-            _clean_up(target, run_dir / 'environments')
+            with cleaning_up():
+                _clean_up(target, run_dir / 'environments')
+                unregister()
     if status == pytest.ExitCode.NO_TESTS_COLLECTED and args.keyword is not None:
         return _fail(f'-k {args.keyword!r} selects no rule: see `workspace-conformance rules` for their names')
     recorder = capture.recorder
@@ -454,5 +482,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         )
     summaries = [summary for subject in recorder.subjects.values() for summary in subject.summaries()]
     verdict = verdict_of(summaries)
-    sys.stdout.write(f'workspace-conformance: {verdict} ({args.target or "local"})\n')
+    terminated = terminated_status()
+    signum = stopped_by()
+    stopped = f'; stopped by {signal.Signals(signum).name}' if signum is not None else ''
+    sys.stdout.write(f'workspace-conformance: {verdict} ({args.target or "local"}{stopped})\n')
+    if terminated is not None:
+        return terminated
     return EXIT_CERTIFIED if verdict == 'certified' else EXIT_NOT_CERTIFIED

@@ -65,13 +65,13 @@ def test_a_second_ctrl_c_during_the_cleanup_still_exits(tmp_path: Path, loops: s
 
 ORPHANED_INTERRUPT = """
 import asyncio, gc, sys
-from workspace_conformance.interrupts import second_interrupt_exits
+from workspace_conformance.interrupts import signals_stop_the_run
 
 async def interrupted():
     raise KeyboardInterrupt
 
 if sys.argv[1] == 'certify':
-    with second_interrupt_exits():
+    with signals_stop_the_run():
         pass
 loop = asyncio.new_event_loop()
 try:

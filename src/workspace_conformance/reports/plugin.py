@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from .. import emergency
+from ..interrupts import SignalsStopTheRun
 from ..options import output_directory_problem, time_scale
 from ..suite import Rule, catalog, rule_of
 from ..suite import _session as session_hooks
@@ -29,6 +30,7 @@ __all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
 
 RECORDER_NAME = 'workspace-conformance-recorder'
 SESSION_HOOKS_NAME = 'workspace-conformance-session'
+SIGNALS_NAME = 'workspace-conformance-signals'
 LONGREPR_LIMIT = 64_000
 """Characters of a failure's traceback, and of each captured output, kept in its report."""
 REDACTOR = pytest.StashKey[Redactor]()
@@ -72,6 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(problem)
     config.addinivalue_line('markers', 'conformance_rule(id, area, level): a workspace conformance rule')
     config.pluginmanager.register(ConformanceRecorder(config), RECORDER_NAME)
+    config.pluginmanager.register(SignalsStopTheRun(), SIGNALS_NAME)
     if not config.pluginmanager.is_registered(session_hooks):
         config.pluginmanager.register(session_hooks, SESSION_HOOKS_NAME)
 
