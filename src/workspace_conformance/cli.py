@@ -201,6 +201,14 @@ def _target_options(args: argparse.Namespace) -> dict[str, str | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit status; a bad command line is one line on stderr and status 2."""
     try:
+        return _main(argv)
+    except Exception as error:  # a bug: still one line, and a status that is never "certified"
+        _say(f'internal error ({type(error).__name__}: {error}): please report it')
+        return EXIT_NOT_CERTIFIED
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    try:
         args = _parser().parse_args(argv)
     except _UsageError as error:
         return _fail(str(error))
@@ -345,6 +353,11 @@ def _drop_bypass_capabilities(argv: Sequence[str] | None) -> None:
     os.execve(setpriv, command, environment)
 
 
+def _session(pytest_args: list[str], plugins: list[object]) -> int:
+    """The pytest session of a certification; returns its exit status."""
+    return int(pytest.main(pytest_args, plugins=plugins))
+
+
 def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | None:
     """What is wrong with `certify`'s options beyond what argparse checks, found before anything runs and writes."""
     if args.report and args.bundle:
@@ -416,6 +429,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             return _fail(f'target {target.name!r} runs only on {", ".join(target.event_loops)}: pass --anyio-backend')
         # Hypothesis keeps a cache of constants (and, in the dev profile, its example database) in its home
         # directory, `.hypothesis` in the current directory by default: keep it in the run's own directory.
+        hypothesis_home = getattr(hypothesis.configuration, '__hypothesis_home_directory', None)
         hypothesis.configuration.set_hypothesis_home_dir(str(run_dir / 'hypothesis'))
         spec = CertificationSpec(
             target=args.target,
@@ -431,6 +445,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         tests.mkdir()
         (tests / 'pytest.ini').write_text('[pytest]\n')
         (tests / 'test_certification.py').write_text(GENERATED_MODULE)
+        previous_spec = os.environ.get(SPEC_ENVIRONMENT)
         os.environ[SPEC_ENVIRONMENT] = spec.to_json()
         pytest_args = [
             str(tests),
@@ -461,8 +476,14 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         capture = _RecorderCapture()
         unregister = emergency.on_exit(lambda: _clean_up(target, run_dir / 'environments'))
         try:
-            status = pytest.main(pytest_args, plugins=[capture])
+            status = _session(pytest_args, [capture])
         finally:
+            # What the run changed in this process goes back, so a caller of `main` (a test) is left as it was.
+            hypothesis.configuration.set_hypothesis_home_dir(hypothesis_home)
+            if previous_spec is None:
+                os.environ.pop(SPEC_ENVIRONMENT, None)
+            else:
+                os.environ[SPEC_ENVIRONMENT] = previous_spec
             with cleaning_up():
                 _clean_up(target, run_dir / 'environments')
                 unregister()
