@@ -27,6 +27,7 @@ __all__ = (
     'remove_stale_runs',
     'remove_tree',
     'run_directory',
+    'scratch_in_use',
     'stale_runs',
 )
 
@@ -259,3 +260,33 @@ def remove_stale_runs(root: Path | None = None) -> list[StaleRun]:
         if remove_tree(stale.directory):
             removed.append(StaleRun(stale.directory, stale.owner_pid, stale.why, tuple(pids)))
     return removed
+
+
+_SCRATCH: set[str] = set()
+"""Scratch directories of rules running now, by the path the backend gave them."""
+_SCRATCH_REGISTERED: list[Callable[[], None]] = []
+"""The emergency cleanup of `_SCRATCH`, once registered (for the process's life)."""
+
+
+def _remove_local_scratch() -> None:
+    for path in sorted(_SCRATCH):
+        directory = Path(path)
+        if directory.is_dir():  # the backend's files are local (its scratch name is unique: never someone else's)
+            end_processes(directory)
+            remove_tree(directory)
+
+
+def scratch_in_use(path: str) -> Callable[[], None]:
+    """Track a rule's scratch directory until the returned function is called, for an emergency exit to remove.
+
+    At an emergency exit a local scratch directory, and every process working in it, goes: under plain pytest no
+    run directory is there to take them along.
+    """
+    if not _SCRATCH_REGISTERED:
+        _SCRATCH_REGISTERED.append(emergency.on_exit(_remove_local_scratch))
+    _SCRATCH.add(path)
+
+    def forget() -> None:
+        _SCRATCH.discard(path)
+
+    return forget

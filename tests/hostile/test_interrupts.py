@@ -130,7 +130,7 @@ def test_a_second_sigterm_during_the_cleanup_still_exits(tmp_path: Path) -> None
 SUITE_MODULE = """
 import pytest
 
-from tests.hostile.backends import slow_operations
+from tests.hostile.backends import {factory}
 from workspace_conformance import WorkspaceBackendSuite
 
 
@@ -138,16 +138,22 @@ class TestSlow(WorkspaceBackendSuite):
     @pytest.fixture(scope='class')
     @classmethod
     def backend(cls, tmp_path_factory):
-        return slow_operations(tmp_path_factory.mktemp('slow'))
+        return {factory}(tmp_path_factory.mktemp('slow'))
 """
 
 
-def test_sigterm_ends_a_plain_pytest_run_of_a_suite_subclass_as_ctrl_c_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ('factory', 'interrupts'), [('slow_operations', 1), ('slow_remove', 2)], ids=['once', 'twice-during-cleanup']
+)
+def test_sigterm_ends_a_plain_pytest_run_of_a_suite_subclass_as_ctrl_c_does(
+    tmp_path: Path, factory: str, interrupts: int
+) -> None:
+    """Plain pytest: the rules' scratch directories and processes go too (the harness looks for both)."""
     module = tmp_path / 'suite' / 'test_slow_suite.py'
     module.parent.mkdir()
-    module.write_text(SUITE_MODULE)
-    run = _interrupted('plain pytest', tmp_path, 'asyncio', interrupts=1, signal='TERM', pytest_module=module)
-    assert run.wall - run.interrupted_at[0] < PROMPT
+    module.write_text(SUITE_MODULE.format(factory=factory))
+    run = _interrupted(factory, tmp_path, 'asyncio', interrupts=interrupts, signal='TERM', pytest_module=module)
+    assert run.wall - run.interrupted_at[-1] < PROMPT
     assert run.returncode == 128 + signal.SIGTERM, run.stdout[-3000:]
     assert run.report is not None, run.report_problem
     assert run.report.complete is False and run.outcomes().get('missing', 0) > 0
