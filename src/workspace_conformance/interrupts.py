@@ -11,6 +11,7 @@ or the plugin of a pytest session that runs rules) and restored when it is done,
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import signal
@@ -35,6 +36,8 @@ __all__ = (
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 """The signals that end a run as Ctrl-C does; the run exits with 128 + the signal."""
+DELIVERY_WAIT = 2.0
+"""Seconds a running asyncio loop has to take SIGTERM or SIGHUP between callbacks before it is raised at once."""
 
 _RULE_PROPERTY = 'workspace_conformance'
 """The user property the reporting plugin tags every rule's report with."""
@@ -47,6 +50,8 @@ class _Stop:
     def __init__(self) -> None:
         self.owners = 0
         self.signals: list[int] = []
+        self.deliver_now = False
+        """The signal the handler gets next is the first one again, which the asyncio loop did not take in time."""
 
     @property
     def stopping(self) -> bool:
@@ -98,16 +103,56 @@ def _exit_now(signum: int, frame: FrameType | None) -> None:
     )
 
 
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def _as_interrupt(signum: int, frame: FrameType | None) -> None:
     """SIGTERM or SIGHUP: the first stops the run as Ctrl-C does, the next (or one during cleanup) exits now."""
+    if _STOP.deliver_now:
+        _STOP.deliver_now = False
+        raise KeyboardInterrupt
     if _STOP.stopping:
         _exit_now(signum, frame)
     _STOP.record(signum)
+    loop = _running_asyncio_loop()
+    if loop is not None:
+        _interrupt_between_callbacks(loop, signum)
+        return
     interrupt = signal.getsignal(signal.SIGINT)
     if callable(interrupt) and interrupt not in (_as_interrupt, _exit_now):
         interrupt(signal.SIGINT, frame)  # Python's raises KeyboardInterrupt; Trio's may defer it to a safe point
         return
     raise KeyboardInterrupt
+
+
+def _interrupt_between_callbacks(loop: asyncio.AbstractEventLoop, signum: int) -> None:
+    """Raise `KeyboardInterrupt` out of the asyncio loop between two callbacks, never inside one.
+
+    Raised at whatever bytecode the signal landed on, it can cut a task step or a worker thread's result delivery in
+    half, and the cancelled rule then waits on a future nobody will complete (up to its 30 s cleanup bound): between
+    callbacks it leaves the loop consistent, and the rule's cancellation and cleanup run at once. A loop blocked by
+    a backend runs no callback: `DELIVERY_WAIT` s later the signal is raised where it lands, as Ctrl-C is.
+    """
+    delivered = threading.Event()
+    claim = threading.Lock()  # whichever of the two takes it delivers the interrupt, exactly once
+
+    def interrupt() -> None:
+        if claim.acquire(blocking=False):
+            delivered.set()
+            raise KeyboardInterrupt
+
+    def fallback() -> None:
+        if not delivered.wait(DELIVERY_WAIT) and claim.acquire(blocking=False):
+            _STOP.deliver_now = True
+            with contextlib.suppress(Exception):
+                signal.pthread_kill(threading.main_thread().ident or 0, signum)
+
+    loop.call_soon_threadsafe(interrupt)
+    threading.Thread(target=fallback, name='workspace-conformance-interrupt', daemon=True).start()
 
 
 class _Installed:
