@@ -16,6 +16,7 @@ import contextlib
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
@@ -36,6 +37,8 @@ __all__ = (
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 """The signals that end a run as Ctrl-C does; the run exits with 128 + the signal."""
+DUPLICATE_WINDOW = 0.5
+"""Seconds within which a repeat of the first SIGTERM or SIGHUP is the same request (`timeout` sends two)."""
 DELIVERY_WAIT = 2.0
 """Seconds a running asyncio loop has to take SIGTERM or SIGHUP between callbacks before it is raised at once."""
 
@@ -50,6 +53,7 @@ class _Stop:
     def __init__(self) -> None:
         self.owners = 0
         self.signals: list[int] = []
+        self.first_at = 0.0
         self.deliver_now = False
         """The signal the handler gets next is the first one again, which the asyncio loop did not take in time."""
 
@@ -58,10 +62,17 @@ class _Stop:
         return bool(self.signals)
 
     def record(self, signum: int) -> None:
+        if not self.signals:
+            self.first_at = time.monotonic()
         self.signals.append(signum)
         first = self.signals[0]
         if first in TERMINATING:
             emergency.set_status(128 + first)  # a run the watchdog ends after SIGTERM still says SIGTERM
+
+    def duplicate(self, signum: int) -> bool:
+        """Whether `signum` repeats the first SIGTERM or SIGHUP within `DUPLICATE_WINDOW` s: the same request."""
+        first = self.signals[0]
+        return signum == first and first in TERMINATING and time.monotonic() - self.first_at < DUPLICATE_WINDOW
 
     @contextlib.contextmanager
     def owned(self) -> Iterator[None]:
@@ -116,6 +127,8 @@ def _as_interrupt(signum: int, frame: FrameType | None) -> None:
         _STOP.deliver_now = False
         raise KeyboardInterrupt
     if _STOP.stopping:
+        if _STOP.duplicate(signum):
+            return  # `timeout` signals the process, then its process group: one request, not two
         _exit_now(signum, frame)
     _STOP.record(signum)
     loop = _running_asyncio_loop()
