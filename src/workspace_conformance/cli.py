@@ -21,13 +21,15 @@ from .catalog_format import FORMATS, render_catalog
 from .interrupts import cleaning_up, signals_stop_the_run, stopped_by, terminated_status
 from .leftovers import StaleRun, remove_stale_runs, run_directory
 from .options import keyword_problem, output_directory_problem, time_scale, workers
+from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
 from .reports.model import verdict_of
 from .reports.plugin import RECORDER_NAME, ConformanceRecorder
+from .reports.recording import SubjectResults
 from .reports.redact import Redactor
 from .reports.verify import load_report, verify_bundle
-from .reports.write import render
+from .reports.write import render, write_all
 from .suite import rules
 from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRunnable, resolve_target, target_statuses
 from .targets.base import Target
@@ -353,6 +355,20 @@ def _drop_bypass_capabilities(argv: Sequence[str] | None) -> None:
     os.execve(setpriv, command, environment)
 
 
+def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...], argv: Sequence[str] | None) -> None:
+    """The report of a run stopped before its first rule: incomplete, every rule `missing` (if one was asked for)."""
+    output = args.bundle or args.report
+    if not output:
+        return
+    subject = SubjectResults(subject=f'test_certification.py::TestCertification[{name}]', started=set(loops))
+    subject.expected.update({rule.id: (rule.area, rule.level) for rule in rules()})
+    command = [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)]
+    report = assemble([subject], started=now(), profile=args.conformance_profile, interrupted=True, command=command)
+    write_all(report, Path(output))
+    if args.bundle:
+        write_bundle_extras(Path(args.bundle), report, command)
+
+
 def _session(pytest_args: list[str], plugins: list[object]) -> int:
     """The pytest session of a certification; returns its exit status."""
     return int(pytest.main(pytest_args, plugins=plugins))
@@ -487,7 +503,9 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             with cleaning_up():
                 _clean_up(target, run_dir / 'environments')
                 unregister()
-    if status == pytest.ExitCode.NO_TESTS_COLLECTED and args.keyword is not None:
+    signum = stopped_by()
+    stopped = f'; stopped by {signal.Signals(signum).name}' if signum is not None else ''
+    if status == pytest.ExitCode.NO_TESTS_COLLECTED and args.keyword is not None and signum is None:
         return _fail(f'-k {args.keyword!r} selects no rule: see `workspace-conformance rules` for their names')
     recorder = capture.recorder
     if (
@@ -495,6 +513,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         or not recorder.subjects
         or status in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR)
     ):
+        if signum is not None:  # stopped before any rule ran: the report still says what is missing
+            _write_unstarted(args, target.name, loops, argv)
+            sys.stdout.write(f'workspace-conformance: not certified ({target.name}{stopped} before any rule ran)\n')
+            return terminated_status() or EXIT_NOT_CERTIFIED
         sys.stdout.write('workspace-conformance: not certified (the run recorded no rule)\n')
         return EXIT_NOT_CERTIFIED
     if args.bundle and recorder.report is not None:
@@ -504,8 +526,6 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     summaries = [summary for subject in recorder.subjects.values() for summary in subject.summaries()]
     verdict = verdict_of(summaries)
     terminated = terminated_status()
-    signum = stopped_by()
-    stopped = f'; stopped by {signal.Signals(signum).name}' if signum is not None else ''
     sys.stdout.write(f'workspace-conformance: {verdict} ({args.target or "local"}{stopped})\n')
     if terminated is not None:
         return terminated

@@ -485,3 +485,11 @@ class LeavesAProcess(SlowOperations):
 
 def leaves_a_process(run_dir: Path) -> LeavesAProcess:
     return LeavesAProcess(_directory(run_dir, 'leaves-a-process'))
+
+
+def slow_to_build(run_dir: Path) -> LocalWorkspaceBackend:
+    """Takes 60 s to build (blocking) in the run proper, not in `certify`'s check: a run stopped before any rule."""
+    if 'workspace-conformance-check-' not in str(run_dir):
+        _announce_start()
+        time.sleep(60)
+    return LocalWorkspaceBackend(_directory(run_dir, 'slow-to-build'))

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from workspace_conformance.leftovers import RUN_PREFIX, alive, processes_of
+from workspace_conformance.suite import rules
 
 from .backends import STARTED
 from .harness import ROOT, Certification, certify
@@ -216,3 +217,12 @@ def test_after_a_sigkill_the_next_certify_removes_the_dead_runs_directory_and_pr
         for pid in left:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_sigterm_before_the_first_rule_still_writes_a_report_of_missing_rules(tmp_path: Path) -> None:
+    run = _interrupted('slow_to_build', tmp_path, 'asyncio', interrupts=1, signal='TERM')
+    assert run.wall - run.interrupted_at[0] < PROMPT
+    assert run.returncode == 128 + signal.SIGTERM, run.stdout[-3000:]
+    assert run.report is not None, run.report_problem
+    assert run.report.complete is False and run.outcomes() == {'missing': len(rules())}
+    assert run.stdout.rstrip().endswith('; stopped by SIGTERM before any rule ran)'), run.stdout[-500:]
