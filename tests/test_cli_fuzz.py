@@ -13,6 +13,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -241,6 +242,7 @@ def test_any_command_line_ends_in_a_known_status_without_traceback_or_leftovers(
     @given(st.one_of(*cases, _anything()))
     def check(case: Case) -> None:
         argv, expects = case
+        handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
         kind = argv[0] if argv and argv[0] in SUBCOMMANDS else 'other'
         tried[kind] = tried.get(kind, 0) + 1
         status, stdout, stderr = _run(argv)
@@ -250,6 +252,7 @@ def test_any_command_line_ends_in_a_known_status_without_traceback_or_leftovers(
         assert list(cwd.iterdir()) == [], context
         assert list(tmp.iterdir()) == [], context
         assert processes_of(tmp) == [], context
+        assert {signum: signal.getsignal(signum) for signum in handlers} == handlers, context  # restored
         if expects == BAD:
             assert status == 2, context
             assert 'not certified' not in stdout + stderr, context

@@ -8,6 +8,8 @@ import os
 import shutil
 import signal
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -39,6 +41,8 @@ from .targets.listing import render_targets, write_not_run
 __all__ = ('main',)
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
+EXIT_GRACE = 5.0
+"""Seconds a process whose run a signal stopped has to exit after its verdict before it is ended."""
 CAPABILITIES_DROPPED = 'WORKSPACE_CONFORMANCE_CAPABILITIES_DROPPED'
 _BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'
 
@@ -231,11 +235,31 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.write(render_targets(target_statuses(_target_options(args)), args.format))
         return 0
     try:
-        return _certify(args, argv)
+        status = _certify(args, argv)
     except KeyboardInterrupt:  # a signal before or after the session, which handles its own
         signum = stopped_by()
         _say(f'stopped by {signal.Signals(signum).name if signum else "SIGINT"} before any rule ran: not certified')
-        return terminated_status() or EXIT_NOT_CERTIFIED
+        status = terminated_status() or EXIT_NOT_CERTIFIED
+    if stopped_by() is not None:
+        _exit_even_if_a_thread_stays(status)
+    return status
+
+
+def _exit_even_if_a_thread_stays(status: int) -> None:
+    """After a run stopped by a signal, end the process `EXIT_GRACE` s from now if it has not exited by then.
+
+    An interrupt can leave a thread nobody will stop (an event loop's idle worker thread, when the loop was not
+    closed): Python would wait for it at exit forever. The run has cleaned up and said its verdict already.
+    """
+
+    def end() -> None:
+        time.sleep(EXIT_GRACE)
+        emergency.exit_now(
+            f'the process did not exit within {EXIT_GRACE:g} s of its verdict (a thread the interrupt left); exiting',
+            status=status,
+        )
+
+    threading.Thread(target=end, name='workspace-conformance-exit', daemon=True).start()
 
 
 def _report(args: argparse.Namespace) -> int:

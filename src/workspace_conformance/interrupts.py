@@ -1,8 +1,9 @@
 """Ctrl-C, SIGTERM and SIGHUP during a run: the first stops the run, which still writes its report; the next exits now.
 
-SIGTERM and SIGHUP take Ctrl-C's path: their handler hands the signal to whatever handles SIGINT at that moment
-(Python's, which raises `KeyboardInterrupt`; asyncio's runner; Trio's, which defers it out of protected code), so the
-rule running is cancelled with its bounded cleanup, the session stops, and the report is written incomplete. Once a
+SIGTERM and SIGHUP take Ctrl-C's path: their handler raises `KeyboardInterrupt` (between two callbacks of a running
+asyncio loop, so no task step is cut in half) or hands the signal to Trio's SIGINT handler, which defers it out of
+protected code; the rule running is cancelled with its bounded cleanup, the session stops, and the report is written
+incomplete. Once a
 run is stopping, any further signal ends the process at once through `emergency.exit_now`, whose cleanups still
 write the report, end the run's processes and remove its directory. A run stopped by SIGTERM or SIGHUP exits with
 128 + that signal, as a shell reports a process the signal ended. Every handler is installed by one owner (`certify`,

@@ -226,3 +226,21 @@ def test_sigterm_before_the_first_rule_still_writes_a_report_of_missing_rules(tm
     assert run.report is not None, run.report_problem
     assert run.report.complete is False and run.outcomes() == {'missing': len(rules())}
     assert run.stdout.rstrip().endswith('; stopped by SIGTERM before any rule ran)'), run.stdout[-500:]
+
+
+LEFT_THREAD = """
+import threading
+from workspace_conformance import cli
+
+threading.Thread(target=threading.Event().wait).start()  # never ends, and is not a daemon
+cli._exit_even_if_a_thread_stays(143)
+"""
+
+
+def test_a_stopped_run_exits_even_if_the_interrupt_left_a_thread_behind() -> None:
+    """An interrupted event loop can leave an idle worker thread that Python would wait for at exit forever."""
+    started = time.monotonic()
+    finished = subprocess.run([sys.executable, '-c', LEFT_THREAD], capture_output=True, text=True, timeout=60)
+    assert finished.returncode == 143, finished.stderr
+    assert time.monotonic() - started < PROMPT
+    assert 'did not exit within 5 s of its verdict' in finished.stderr
