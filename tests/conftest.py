@@ -50,8 +50,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _process_wide_state_restored() -> Iterator[None]:
+def _process_wide_state_restored(request: pytest.FixtureRequest) -> Iterator[None]:
     """An in-process pytester session leaves no emergency cleanup, exit status or remembered hang behind it."""
+    if 'pytester' not in request.fixturenames:
+        yield
+        return
     with emergency.isolated():
         yield
     WATCHDOG.reset()

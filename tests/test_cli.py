@@ -139,3 +139,77 @@ def test_a_key_in_the_environment_and_in_failures_reaches_no_bundle_file_and_no_
         assert FAKE_KEY not in path.read_text(errors='replace'), path.name
     for finished in (failing, refused):
         assert FAKE_KEY not in finished.stdout + finished.stderr
+
+
+@pytest.mark.parametrize(
+    ('arguments', 'says'),
+    [
+        (['--conformance-time-scale', '-1'], "argument --conformance-time-scale: '-1': pass a finite number > 0"),
+        (['--conformance-time-scale', '0'], "argument --conformance-time-scale: '0': pass a finite number > 0"),
+        (['--conformance-time-scale', 'nan'], "argument --conformance-time-scale: 'nan': pass a finite number > 0"),
+        (['-n', 'abc'], "argument -n: 'abc': pass a positive integer or auto"),
+        (['-n', '0'], "argument -n: '0': pass a positive integer or auto"),
+        (['--report', '/proc/x'], '--report /proc/x: cannot write there'),
+        (['--bundle', 'my_factories.py'], '--bundle my_factories.py: is a file, not a directory'),
+        (['--conformance-profile', 'fast'], "argument --conformance-profile: invalid choice: 'fast'"),
+        (['-k', 'exists', '-k', 'remove'], 'argument -k: given twice: pass it once'),
+        (['--report', 'a', '--bundle', 'b'], '--report and --bundle: pass one'),
+        (['-k', 'no_rule_has_this_name'], "-k 'no_rule_has_this_name' selects no rule"),
+        (['-k', 'exists and'], "-k 'exists and': not a pytest -k expression"),
+        (['--frobnicate'], 'unrecognized arguments: --frobnicate'),
+    ],
+)
+def test_a_bad_option_exits_2_with_one_line_and_runs_nothing(workdir: Path, arguments: list[str], says: str) -> None:
+    tmp = workdir / 'tmp'
+    tmp.mkdir()
+    before = sorted(path.name for path in workdir.iterdir())
+    environment = {**os.environ, 'PYTHONPATH': str(workdir), 'TMPDIR': str(tmp)}
+    result = subprocess.run(
+        [sys.executable, '-m', 'workspace_conformance', 'certify', 'local', *arguments],
+        cwd=workdir,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], result.stderr
+    assert result.stdout == ''
+    assert sorted(path.name for path in workdir.iterdir() if path.name != '__pycache__') == before
+    assert list(tmp.iterdir()) == []
+
+
+SUITE = """
+import pytest
+from pydantic_ai.workspaces import LocalWorkspaceBackend
+
+from workspace_conformance import WorkspaceBackendSuite
+
+
+class TestLocal(WorkspaceBackendSuite):
+    @pytest.fixture(scope='class')
+    @classmethod
+    def backend(cls, tmp_path_factory):
+        return LocalWorkspaceBackend(tmp_path_factory.mktemp('workspace'))
+"""
+
+
+@pytest.mark.parametrize(
+    ('option', 'says'),
+    [
+        ('--conformance-time-scale=-2', "argument --conformance-time-scale: '-2': pass a finite number > 0"),
+        ('--conformance-time-scale=0', "argument --conformance-time-scale: '0': pass a finite number > 0"),
+        ('--conformance-time-scale=inf', "argument --conformance-time-scale: 'inf': pass a finite number > 0"),
+        ('--conformance-report=/proc/x', '--conformance-report /proc/x: cannot write there'),
+        ('--conformance-profile=fast', "argument --conformance-profile: invalid choice: 'fast'"),
+    ],
+)
+def test_under_pytest_a_bad_conformance_option_is_a_usage_error_not_rule_failures(
+    pytester: pytest.Pytester, option: str, says: str
+) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert says in result.stderr.str()
+    assert 'passed' not in result.stdout.str() and 'failed' not in result.stdout.str()

@@ -6,9 +6,13 @@ import argparse
 import importlib.util
 import os
 import shutil
+import signal
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 import hypothesis.configuration
 import pytest
@@ -16,15 +20,18 @@ import pytest
 from . import emergency
 from ._version import __version__
 from .catalog_format import FORMATS, render_catalog
-from .interrupts import second_interrupt_exits
-from .leftovers import run_directory
+from .interrupts import cleaning_up, signals_stop_the_run, stopped_by, terminated_status
+from .leftovers import StaleRun, remove_stale_runs, run_directory
+from .options import keyword_problem, output_directory_problem, time_scale, workers
+from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
 from .reports.model import verdict_of
 from .reports.plugin import RECORDER_NAME, ConformanceRecorder
+from .reports.recording import SubjectResults
 from .reports.redact import Redactor
 from .reports.verify import load_report, overridden_in, verify_bundle
-from .reports.write import render
+from .reports.write import render, write_all
 from .suite import rules
 from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRunnable, resolve_target, target_statuses
 from .targets.base import Target
@@ -34,17 +41,56 @@ from .targets.listing import render_targets, write_not_run
 __all__ = ('main',)
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
+EXIT_GRACE = 5.0
+"""Seconds a process whose run a signal stopped has to exit after its verdict before it is ended."""
 CAPABILITIES_DROPPED = 'WORKSPACE_CONFORMANCE_CAPABILITIES_DROPPED'
 _BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'
 
 
+class _UsageError(Exception):
+    """A bad command line: the one line that says what is wrong and what to pass instead."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse where a bad command line is one line and status 2, and an option given twice is an error."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register('action', None, _StoreOnce)
+        self.register('action', 'store', _StoreOnce)
+        self.register('action', 'store_true', _StoreTrueOnce)
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f'{message} (see {self.prog} --help)')
+
+
+def _given_once(parser: argparse.ArgumentParser, namespace: argparse.Namespace, action: argparse.Action) -> None:
+    """Fail when the option of `action` was already given on this command line."""
+    given: set[str] = namespace.__dict__.setdefault('_given', set())
+    if action.dest in given and action.option_strings:
+        raise _UsageError(f'argument {"/".join(action.option_strings)}: given twice: pass it once')
+    given.add(action.dest)
+
+
+class _StoreOnce(argparse._StoreAction):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: Any) -> None:
+        _given_once(parser, namespace, self)
+        super().__call__(parser, namespace, *args)
+
+
+class _StoreTrueOnce(argparse._StoreTrueAction):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: Any) -> None:
+        _given_once(parser, namespace, self)
+        super().__call__(parser, namespace, *args)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog='workspace-conformance',
         description='Conformance checks and certification for Pydantic AI workspace backends.',
     )
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
-    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND', parser_class=_Parser)
 
     certify = commands.add_parser(
         'certify',
@@ -76,13 +122,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     certify.add_argument('--anyio-backend', choices=['asyncio', 'trio', 'all'], default='all')
     certify.add_argument('-k', dest='keyword', metavar='EXPR', help='only rules matching this pytest -k expression')
-    certify.add_argument('-n', dest='workers', metavar='N', help='run rules in N pytest-xdist workers (or auto)')
+    certify.add_argument(
+        '-n', dest='workers', metavar='N', type=workers, help='run rules in N pytest-xdist workers (or auto)'
+    )
     certify.add_argument(
         '--conformance-time-scale',
-        type=float,
+        type=time_scale,
         default=None,
         metavar='X',
-        help='multiply every hang guard and wait (e.g. 3 for a slow provider)',
+        help='multiply every hang guard and wait (a finite number > 0, e.g. 3 for a slow provider)',
     )
     certify.add_argument(
         '--conformance-profile',
@@ -119,6 +167,16 @@ def _parser() -> argparse.ArgumentParser:
 
     verify = commands.add_parser('verify', help='check a bundle: hashes, verdicts, completeness; exit 1 on a problem')
     verify.add_argument('bundle', metavar='DIR')
+
+    commands.add_parser(
+        'clean',
+        help='remove the directories (and end the processes) of runs whose process is gone, e.g. killed',
+        description=(
+            'Remove what runs killed with SIGKILL (or lost with their machine) left in the temporary directory: '
+            'their run directories and every process still working in them. A directory whose run is alive, or '
+            'that records no owner, is never touched. `certify` does the same before it runs.'
+        ),
+    )
     return parser
 
 
@@ -147,8 +205,21 @@ def _target_options(args: argparse.Namespace) -> dict[str, str | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    """Run the command line and return its exit status; a bad command line is one line on stderr and status 2."""
+    try:
+        return _main(argv)
+    except Exception as error:  # a bug: still one line, and a status that is never "certified"
+        _say(f'internal error ({type(error).__name__}: {error}): please report it')
+        return EXIT_NOT_CERTIFIED
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except _UsageError as error:
+        return _fail(str(error))
+    except SystemExit as done:  # --help, --version
+        return done.code if isinstance(done.code, int) else 0
     if args.command == 'rules':
         sys.stdout.write(render_catalog(rules(), args.format))
         return 0
@@ -158,10 +229,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _diff(args)
     if args.command == 'verify':
         return _verify(args)
+    if args.command == 'clean':
+        return _clean()
     if args.command == 'targets':
         sys.stdout.write(render_targets(target_statuses(_target_options(args)), args.format))
         return 0
-    return _certify(args, argv)
+    try:
+        status = _certify(args, argv)
+    except KeyboardInterrupt:  # a signal before or after the session, which handles its own
+        signum = stopped_by()
+        _say(f'stopped by {signal.Signals(signum).name if signum else "SIGINT"} before any rule ran: not certified')
+        status = terminated_status() or EXIT_NOT_CERTIFIED
+    if stopped_by() is not None:
+        _exit_even_if_a_thread_stays(status)
+    return status
+
+
+def _exit_even_if_a_thread_stays(status: int) -> None:
+    """After a run stopped by a signal, end the process `EXIT_GRACE` s from now if it has not exited by then.
+
+    An interrupt can leave a thread nobody will stop (an event loop's idle worker thread, when the loop was not
+    closed): Python would wait for it at exit forever. The run has cleaned up and said its verdict already.
+    """
+
+    def end() -> None:
+        time.sleep(EXIT_GRACE)
+        emergency.exit_now(
+            f'the process did not exit within {EXIT_GRACE:g} s of its verdict (a thread the interrupt left); exiting',
+            status=status,
+        )
+
+    threading.Thread(target=end, name='workspace-conformance-exit', daemon=True).start()
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -200,6 +298,23 @@ def _verify(args: argparse.Namespace) -> int:
     rules_count = sum(len(suite.rules) for suite in report.suites)
     sys.stdout.write(f'verified: {report.verdict}, {rules_count} rules{note}, hashes match\n')
     return 0
+
+
+def _clean() -> int:
+    """`clean`: remove the directories and processes of dead runs, one line each, or say there were none."""
+    removed = remove_stale_runs()
+    for stale in removed:
+        sys.stdout.write(f'removed {stale.describe()}\n')
+    if not removed:
+        sys.stdout.write('nothing to remove: no run directory of a dead run\n')
+    return 0
+
+
+def _say_removed(removed: list[StaleRun]) -> None:
+    """One line naming the directories (and processes) of dead runs `certify` removed before it ran."""
+    if removed:
+        listed = '; '.join(stale.describe() for stale in removed)
+        _say(f'removed what {len(removed)} killed run(s) left: {listed}')
 
 
 def _not_run(args: argparse.Namespace, error: TargetNotRunnable) -> int:
@@ -267,6 +382,39 @@ def _drop_bypass_capabilities(argv: Sequence[str] | None) -> None:
     os.execve(setpriv, command, environment)
 
 
+def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...], argv: Sequence[str] | None) -> None:
+    """The report of a run stopped before its first rule: incomplete, every rule `missing` (if one was asked for)."""
+    output = args.bundle or args.report
+    if not output:
+        return
+    subject = SubjectResults(subject=f'test_certification.py::TestCertification[{name}]', started=set(loops))
+    subject.expected.update({rule.id: (rule.area, rule.level) for rule in rules()})
+    command = [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)]
+    report = assemble([subject], started=now(), profile=args.conformance_profile, interrupted=True, command=command)
+    write_all(report, Path(output))
+    if args.bundle:
+        write_bundle_extras(Path(args.bundle), report, command)
+
+
+def _session(pytest_args: list[str], plugins: list[object]) -> int:
+    """The pytest session of a certification; returns its exit status."""
+    return int(pytest.main(pytest_args, plugins=plugins))
+
+
+def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | None:
+    """What is wrong with `certify`'s options beyond what argparse checks, found before anything runs and writes."""
+    if args.report and args.bundle:
+        return '--report and --bundle: pass one (--bundle DIR writes the report files too)'
+    for option, value in (('--report', args.report), ('--bundle', args.bundle)):
+        if value is not None:
+            problem = output_directory_problem(option, value)
+            if problem is not None:
+                return problem
+    if args.keyword is not None:
+        return keyword_problem(args.keyword, (f'test_{rule.id}' for rule in rules()), loops)
+    return None
+
+
 class _RecorderCapture:
     """Keeps the session's recorder after pytest has finished, so the CLI can state the verdict."""
 
@@ -283,6 +431,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         return _fail(backends)
     if args.workers and importlib.util.find_spec('xdist') is None:
         return _fail('-n needs pytest-xdist: pip install "workspace-conformance[xdist]"')
+    problem = _certify_problem(args, backends)
+    if problem is not None:
+        return _fail(problem)
+    _say_removed(remove_stale_runs())
     options = _target_options(args)
     emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified
     with run_directory('workspace-conformance-check-') as check_dir:
@@ -302,9 +454,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     named = NAMED_TARGETS.get(args.target or 'local')
     if not args.keep_capabilities and not (named and named.keeps_capabilities):
         _drop_bypass_capabilities(argv)
-    # The run's directory, and every process working in it, go when the run ends: also on Ctrl-C (a second one
-    # exits at once) and when the watchdog has to end a run whose backend ignores cancellation.
-    with second_interrupt_exits() as interrupts, run_directory('workspace-conformance-') as run_dir:
+    # The run's directory, and every process working in it, go when the run ends: also on Ctrl-C, SIGTERM or SIGHUP
+    # (a second one exits at once, still cleaning up) and when the watchdog has to end a run whose backend ignores
+    # cancellation.
+    with signals_stop_the_run(), run_directory('workspace-conformance-', while_cleaning=cleaning_up) as run_dir:
         target = resolve_target(
             args.target,
             options=options,
@@ -319,6 +472,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             return _fail(f'target {target.name!r} runs only on {", ".join(target.event_loops)}: pass --anyio-backend')
         # Hypothesis keeps a cache of constants (and, in the dev profile, its example database) in its home
         # directory, `.hypothesis` in the current directory by default: keep it in the run's own directory.
+        hypothesis_home = getattr(hypothesis.configuration, '__hypothesis_home_directory', None)
         hypothesis.configuration.set_hypothesis_home_dir(str(run_dir / 'hypothesis'))
         spec = CertificationSpec(
             target=args.target,
@@ -334,6 +488,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         tests.mkdir()
         (tests / 'pytest.ini').write_text('[pytest]\n')
         (tests / 'test_certification.py').write_text(GENERATED_MODULE)
+        previous_spec = os.environ.get(SPEC_ENVIRONMENT)
         os.environ[SPEC_ENVIRONMENT] = spec.to_json()
         pytest_args = [
             str(tests),
@@ -364,16 +519,31 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         capture = _RecorderCapture()
         unregister = emergency.on_exit(lambda: _clean_up(target, run_dir / 'environments'))
         try:
-            status = pytest.main(pytest_args, plugins=[capture, interrupts])
+            status = _session(pytest_args, [capture])
         finally:
-            unregister()
-            _clean_up(target, run_dir / 'environments')
+            # What the run changed in this process goes back, so a caller of `main` (a test) is left as it was.
+            hypothesis.configuration.set_hypothesis_home_dir(hypothesis_home)
+            if previous_spec is None:
+                os.environ.pop(SPEC_ENVIRONMENT, None)
+            else:
+                os.environ[SPEC_ENVIRONMENT] = previous_spec
+            with cleaning_up():
+                _clean_up(target, run_dir / 'environments')
+                unregister()
+    signum = stopped_by()
+    stopped = f'; stopped by {signal.Signals(signum).name}' if signum is not None else ''
+    if status == pytest.ExitCode.NO_TESTS_COLLECTED and args.keyword is not None and signum is None:
+        return _fail(f'-k {args.keyword!r} selects no rule: see `workspace-conformance rules` for their names')
     recorder = capture.recorder
     if (
         recorder is None
         or not recorder.subjects
         or status in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR)
     ):
+        if signum is not None:  # stopped before any rule ran: the report still says what is missing
+            _write_unstarted(args, target.name, loops, argv)
+            sys.stdout.write(f'workspace-conformance: not certified ({target.name}{stopped} before any rule ran)\n')
+            return terminated_status() or EXIT_NOT_CERTIFIED
         sys.stdout.write('workspace-conformance: not certified (the run recorded no rule)\n')
         return EXIT_NOT_CERTIFIED
     if args.bundle and recorder.report is not None:
@@ -382,5 +552,8 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         )
     summaries = [summary for subject in recorder.subjects.values() for summary in subject.summaries()]
     verdict = verdict_of(summaries)
-    sys.stdout.write(f'workspace-conformance: {verdict} ({args.target or "local"})\n')
+    terminated = terminated_status()
+    sys.stdout.write(f'workspace-conformance: {verdict} ({args.target or "local"}{stopped})\n')
+    if terminated is not None:
+        return terminated
     return EXIT_CERTIFIED if verdict == 'certified' else EXIT_NOT_CERTIFIED

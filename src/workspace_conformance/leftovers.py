@@ -3,17 +3,38 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import emergency
 
-__all__ = ('alive', 'end_processes', 'names_path', 'processes_of', 'remove_tree', 'run_directory')
+__all__ = (
+    'OWNER_FILE',
+    'RUN_PREFIX',
+    'StaleRun',
+    'alive',
+    'end_processes',
+    'names_path',
+    'processes_of',
+    'remove_stale_runs',
+    'remove_tree',
+    'run_directory',
+    'scratch_in_use',
+    'stale_runs',
+)
+
+RUN_PREFIX = 'workspace-conformance-'
+"""Every run directory's name starts with this (`certify`'s check directories too)."""
+OWNER_FILE = 'owner.json'
+"""In each run directory: the pid and start time of the process that owns it, so a later run can tell it is dead."""
 
 TERM_GRACE = 1.0
 """Seconds a leftover process has to exit after SIGTERM before it gets SIGKILL."""
@@ -108,9 +129,16 @@ def remove_tree(directory: Path, attempts: int = 5) -> bool:
 
 
 @contextlib.contextmanager
-def run_directory(prefix: str) -> Iterator[Path]:
-    """A new temporary directory for a run; afterwards, or at an emergency exit, its processes end and it is removed."""
+def run_directory(
+    prefix: str, *, while_cleaning: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
+) -> Iterator[Path]:
+    """A new temporary directory for a run; afterwards, or at an emergency exit, its processes end and it is removed.
+
+    The cleanup runs inside `while_cleaning()` and stays registered for an emergency exit until it has finished, so
+    a signal that ends the process during it (see `interrupts.cleaning_up`) still removes everything.
+    """
     directory = Path(tempfile.mkdtemp(prefix=prefix))
+    _write_owner(directory)
 
     def clean() -> None:
         end_processes(directory)
@@ -120,5 +148,145 @@ def run_directory(prefix: str) -> Iterator[Path]:
     try:
         yield directory
     finally:
-        unregister()
-        clean()
+        with while_cleaning():
+            clean()
+            unregister()
+
+
+def _start_time(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks since boot (field 22 of /proc/<pid>/stat); `None` if it is gone."""
+    try:
+        fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+        return None if fields[0] in ('Z', 'X') else int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink('/proc/self/ns/pid')
+    except OSError:
+        return None
+
+
+def _owner() -> dict[str, Any]:
+    """The record of this process as a run directory's owner: pid, start time, boot and pid namespace."""
+    return {
+        'pid': os.getpid(),
+        'start_time': _start_time(os.getpid()),
+        'boot_id': _read('/proc/sys/kernel/random/boot_id'),
+        'pid_namespace': _pid_namespace(),
+    }
+
+
+def _write_owner(directory: Path) -> None:
+    """Record this process as `directory`'s owner, atomically (a reader sees the whole record or none)."""
+    partial = directory / f'.{OWNER_FILE}.partial'
+    with contextlib.suppress(OSError):
+        partial.write_text(json.dumps(_owner()))
+        partial.replace(directory / OWNER_FILE)
+
+
+@dataclass(frozen=True)
+class StaleRun:
+    """The directory of a run whose owner is gone, and the processes still working in it (ended on removal)."""
+
+    directory: Path
+    owner_pid: int
+    why: str
+    processes: tuple[int, ...] = ()
+
+    def describe(self) -> str:
+        ended = f'; ended its processes {", ".join(map(str, self.processes))}' if self.processes else ''
+        return f'{self.directory} (owner pid {self.owner_pid} {self.why}{ended})'
+
+
+def _dead_owner(record: Any) -> tuple[int, str] | None:
+    """(pid, why) when the owner `record` describes is certainly gone; `None` when it may be alive, or is unclear."""
+    if not isinstance(record, dict):
+        return None
+    pid, start = record.get('pid'), record.get('start_time')
+    if not isinstance(pid, int) or not isinstance(start, int) or isinstance(pid, bool):
+        return None
+    boot = _read('/proc/sys/kernel/random/boot_id')
+    if record.get('boot_id') and boot and record['boot_id'] != boot:
+        return pid, 'gone: the machine has restarted since'
+    if record.get('pid_namespace') != _pid_namespace():
+        return None  # another pid namespace (a container sharing /tmp): its pids mean nothing here
+    now = _start_time(pid)
+    if now is None:
+        return pid, 'gone'
+    if now != start:
+        return pid, 'gone: that pid is now another process'
+    return None
+
+
+def stale_runs(root: Path | None = None) -> list[StaleRun]:
+    """Run directories in `root` (the temporary directory) whose recorded owner is gone.
+
+    Only directories of this user that hold an owner record are considered: one without (a run of an older version,
+    or one created an instant ago) or whose owner is alive, or may be, is never touched.
+    """
+    place = Path(tempfile.gettempdir() if root is None else root)
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.scandir(place), key=lambda entry: entry.name):
+            if not entry.name.startswith(RUN_PREFIX) or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                    continue
+                record = json.loads(Path(entry.path, OWNER_FILE).read_text())
+            except (OSError, ValueError):
+                continue
+            dead = _dead_owner(record)
+            if dead is not None:
+                found.append(StaleRun(Path(entry.path), owner_pid=dead[0], why=dead[1]))
+    return found
+
+
+def remove_stale_runs(root: Path | None = None) -> list[StaleRun]:
+    """End the processes of every stale run directory in `root` and remove it; returns what was removed."""
+    removed = []
+    for stale in stale_runs(root):
+        pids = end_processes(stale.directory)
+        if remove_tree(stale.directory):
+            removed.append(StaleRun(stale.directory, stale.owner_pid, stale.why, tuple(pids)))
+    return removed
+
+
+_SCRATCH: set[str] = set()
+"""Scratch directories of rules running now, by the path the backend gave them."""
+_SCRATCH_REGISTERED: list[Callable[[], None]] = []
+"""The emergency cleanup of `_SCRATCH`, once registered (for the process's life)."""
+
+
+def _remove_local_scratch() -> None:
+    for path in sorted(_SCRATCH):
+        directory = Path(path)
+        if directory.is_dir():  # the backend's files are local (its scratch name is unique: never someone else's)
+            end_processes(directory)
+            remove_tree(directory)
+
+
+def scratch_in_use(path: str) -> Callable[[], None]:
+    """Track a rule's scratch directory until the returned function is called, for an emergency exit to remove.
+
+    At an emergency exit a local scratch directory, and every process working in it, goes: under plain pytest no
+    run directory is there to take them along.
+    """
+    if not _SCRATCH_REGISTERED:
+        _SCRATCH_REGISTERED.append(emergency.on_exit(_remove_local_scratch))
+    _SCRATCH.add(path)
+
+    def forget() -> None:
+        _SCRATCH.discard(path)
+
+    return forget

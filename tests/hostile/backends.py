@@ -457,3 +457,34 @@ def spawns_immortals(run_dir: Path) -> SpawnsImmortals:
 
 def destroys_itself(run_dir: Path) -> DestroysItself:
     return DestroysItself(_directory(run_dir, 'destroys-itself'))
+
+
+class LeavesAProcess(SlowOperations):
+    """`SlowOperations` that starts a detached `sleep 600` working in its directory when it is built.
+
+    Such a process outlives a `certify` killed with SIGKILL, as a rule's background job would: the next run must
+    find it through the dead run's directory and end it.
+    """
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        subprocess.Popen(
+            ['sleep', '600'],
+            cwd=root,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+
+def leaves_a_process(run_dir: Path) -> LeavesAProcess:
+    return LeavesAProcess(_directory(run_dir, 'leaves-a-process'))
+
+
+def slow_to_build(run_dir: Path) -> LocalWorkspaceBackend:
+    """Takes 60 s to build (blocking) in the run proper, not in `certify`'s check: a run stopped before any rule."""
+    if 'workspace-conformance-check-' not in str(run_dir):
+        _announce_start()
+        time.sleep(60)
+    return LocalWorkspaceBackend(_directory(run_dir, 'slow-to-build'))

@@ -132,14 +132,17 @@ def certify(
     started: Path | None = None,
     interrupts: int = 0,
     gap: float = 1.0,
+    signal: str = 'INT',
     timeout: float | None = None,
     environment: dict[str, str] | None = None,
     keep_capabilities: bool = False,
+    pytest_module: Path | None = None,
 ) -> Certification:
     """Run `workspace-conformance certify` on one backend, under the probe, in a fresh TMPDIR and working directory.
 
     `keep_capabilities` skips the re-execution through `setpriv` that `certify` does as root (one interpreter start
     less); the permission rule is then a `runner` gap, which the hostile backends do not care about.
+    `pytest_module` runs that test module (a suite subclass) with plain pytest instead of `certify`.
     """
     tmp, cwd, out, report_dir = workdir / 'tmp', workdir / 'cwd', workdir / 'probe', workdir / 'report'
     for path in (tmp, cwd):
@@ -163,9 +166,17 @@ def certify(
         *('--report', str(report_dir)),
         *(('--keep-capabilities',) if keep_capabilities else ()),
     ]
+    if pytest_module is not None:
+        command = [
+            *(sys.executable, '-m', 'pytest', str(pytest_module), '-q', '-p', 'no:cacheprovider'),
+            *('--rootdir', str(pytest_module.parent), '--basetemp', str(workdir / 'basetemp')),
+            *(('-k', loops) if loops != 'all' else ()),
+            *('--conformance-time-scale', str(scale)),
+            *('--conformance-report', str(report_dir)),
+        ]
     probe = [sys.executable, '-m', 'tests.hostile.probe', '--timeout', str(timeout or limit), '--output', str(out)]
     if started is not None:
-        probe += ['--started', str(started), '--interrupts', str(interrupts), '--gap', str(gap)]
+        probe += ['--started', str(started), '--interrupts', str(interrupts), '--gap', str(gap), '--signal', signal]
     finished = subprocess.run(
         [*probe, '--', *command],
         cwd=cwd,

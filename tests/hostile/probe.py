@@ -3,7 +3,8 @@
 Every orphan of the command's process tree is re-parented to the probe instead of to init, so after the command
 exits, any process still alive below the probe is a leftover, however it detached. The probe ends them afterwards.
 
-    python -m tests.hostile.probe --timeout 300 --output DIR [--started FILE --interrupts 2 --gap 1] -- COMMAND...
+    python -m tests.hostile.probe --timeout 300 --output DIR [--started FILE --interrupts 2 --gap 1 --signal TERM] \
+        -- COMMAND...
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def main() -> None:
     parser.add_argument('--started', type=Path, help='send the interrupts once this file exists')
     parser.add_argument('--interrupts', type=int, default=0)
     parser.add_argument('--gap', type=float, default=1.0, help='seconds between interrupts')
+    parser.add_argument('--signal', default='INT', help='the signal each interrupt sends: INT, TERM, HUP, KILL')
     parser.add_argument('command', nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ['--'] else args.command
@@ -101,7 +103,7 @@ def main() -> None:
             ready = args.started is None or args.started.exists()
             due = not interrupted_at or now - interrupted_at[-1] >= args.gap
             if ready and due and len(interrupted_at) < args.interrupts:
-                process.send_signal(signal.SIGINT)
+                process.send_signal(signal.Signals[f'SIG{args.signal}'])
                 interrupted_at.append(now)
             time.sleep(0.05)
     ended = time.monotonic() - started

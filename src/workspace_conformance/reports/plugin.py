@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from .. import emergency
+from ..interrupts import SignalsStopTheRun
+from ..options import output_directory_problem, time_scale
 from ..suite import Rule, catalog, overridden_rules, rule_of
 from ..suite import _collection as collection_hooks
 from ..suite import _session as session_hooks
@@ -32,6 +34,7 @@ __all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
 RECORDER_NAME = 'workspace-conformance-recorder'
 SESSION_HOOKS_NAME = 'workspace-conformance-session'
 COLLECTION_HOOKS_NAME = 'workspace-conformance-collection'
+SIGNALS_NAME = 'workspace-conformance-signals'
 LONGREPR_LIMIT = 64_000
 """Characters of a failure's traceback, and of each captured output, kept in its report."""
 REDACTOR = pytest.StashKey[Redactor]()
@@ -43,9 +46,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         '--conformance-time-scale',
         dest='conformance_time_scale',
-        type=float,
+        type=time_scale,
         default=None,
-        help='multiply every hang guard and wait of the conformance rules (e.g. 3 for a slow provider)',
+        help='multiply every hang guard and wait of the conformance rules (a finite number > 0, e.g. 3 for a slow '
+        'provider)',
     )
     group.addoption(
         '--conformance-report',
@@ -66,8 +70,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    target = config.getoption('conformance_report', default=None)
+    if target is not None and not _is_xdist_worker(config):
+        problem = output_directory_problem('--conformance-report', str(target))
+        if problem is not None:
+            raise pytest.UsageError(problem)
     config.addinivalue_line('markers', 'conformance_rule(id, area, level): a workspace conformance rule')
     config.pluginmanager.register(ConformanceRecorder(config), RECORDER_NAME)
+    config.pluginmanager.register(SignalsStopTheRun(), SIGNALS_NAME)
     for hooks, name in ((session_hooks, SESSION_HOOKS_NAME), (collection_hooks, COLLECTION_HOOKS_NAME)):
         if not config.pluginmanager.is_registered(hooks):
             config.pluginmanager.register(hooks, name)

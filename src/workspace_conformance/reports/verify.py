@@ -32,6 +32,8 @@ def load_report(path: Path) -> Report:
         return Report.model_validate_json(path.read_bytes())
     except FileNotFoundError:
         raise ValueError(f'{path}: no such file') from None
+    except OSError as error:  # a directory, unreadable, ...
+        raise ValueError(f'{path}: cannot read it ({error.strerror or error}): pass a report.json file') from None
     except ValidationError as error:
         first = error.errors()[0]
         where = '.'.join(str(part) for part in first['loc'])
@@ -43,10 +45,16 @@ def _hash_problems(directory: Path) -> list[str]:
     if not listed.is_file():
         return [f'{CHECKSUMS}: missing, so the files cannot be checked']
     problems = []
-    for line in listed.read_text().splitlines():
+    try:
+        text = listed.read_bytes().decode('utf-8', errors='replace')
+    except OSError as error:
+        return [f'{CHECKSUMS}: cannot read it ({error.strerror or error}), so the files cannot be checked']
+    for line in text.splitlines():
         digest, _, name = line.partition('  ')
         path = directory / name
-        if not path.is_file():
+        if not name or '/' in name or name in ('.', '..'):
+            problems.append(f'{CHECKSUMS}: {name!r} is not the name of a file in the bundle')
+        elif not path.is_file():
             problems.append(f'{name}: listed in {CHECKSUMS} but missing')
         elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
             problems.append(f'{name}: its SHA-256 does not match {CHECKSUMS} (the file was changed)')

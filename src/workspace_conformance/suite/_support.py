@@ -21,6 +21,7 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
 )
 
+from ..leftovers import scratch_in_use
 from ..vocabulary import SKIP_KINDS, SkipKind
 from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run, safe_str
 from ._requires import RuleSkipped, skip_reason
@@ -101,6 +102,7 @@ async def scratch(workspace: Workspace) -> AsyncIterator[str]:
     run = current_run()
     root = posixpath.join(await workspace.working_dir(), f'{SCRATCH_PREFIX}{run.rule.id}-{uuid.uuid4().hex[:12]}')
     await workspace.make_dir(root)
+    forget = scratch_in_use(root)  # should the process have to end at once, a local one still goes
     failed = True
     try:
         yield root
@@ -113,6 +115,7 @@ async def scratch(workspace: Workspace) -> AsyncIterator[str]:
             except Exception as error:
                 if not failed:
                     raise AssertionError(f'removing the scratch directory {root} raised {safe_str(error)}') from error
+        forget()
         if cleanup.cancelled_caught and not failed:
             bound = run.seconds(CLEANUP_BOUND)
             raise AssertionError(f'removing the scratch directory {root} did not finish in {bound:g} s')

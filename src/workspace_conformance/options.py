@@ -1,0 +1,132 @@
+"""Checks of option values, shared by `certify` and the pytest plugin: a bad value is a usage error, never a verdict.
+
+Each check returns the value it accepts or raises `argparse.ArgumentTypeError` with what the option accepts, so
+argparse (and pytest's option parser, which is argparse) reports it as one line naming the option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from _pytest.mark.expression import Expression
+
+__all__ = ('keyword_problem', 'output_directory_problem', 'time_scale', 'workers')
+
+_CERTIFY_KEYWORDS = ('TestCertification', 'test_certification.py', 'anyio', 'conformance_rule', 'usefixtures')
+"""The names pytest's -k matches for every rule of `certify`'s generated suite, besides the rule's own test name."""
+_MARKERS = ('xfail', 'skip', 'skipif', 'parametrize', 'filterwarnings')
+"""Markers a target's suite may put on a rule (expected failures, skips): a -k naming one may select rules."""
+
+
+def time_scale(text: str) -> float:
+    """A time scale: a finite number greater than 0 (3 gives a slow provider three times as long)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number: pass a finite number > 0, e.g. 3') from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f'{text!r}: pass a finite number > 0, e.g. 3')
+    return value
+
+
+def workers(text: str) -> str:
+    """A pytest-xdist worker count: a positive integer, or `auto` (one per CPU)."""
+    if text == 'auto':
+        return text
+    if not (text.isascii() and text.isdigit()) or int(text) == 0:
+        raise argparse.ArgumentTypeError(f'{text!r}: pass a positive integer or auto')
+    return str(int(text))
+
+
+def output_directory_problem(option: str, value: str) -> str | None:
+    """Why `value` cannot be the directory `option` writes to, or `None` when it can; nothing is left on disk.
+
+    An existing directory is probed with an unnamed temporary file; a missing one is created, with its missing
+    parents, and removed again, so the check is the real one (as root, permission bits alone say nothing).
+    """
+    if not value:
+        return f'{option}: pass a directory path'
+    path = Path(value)
+    try:
+        if path.exists():
+            if not path.is_dir():
+                return f'{option} {value}: is a file, not a directory: pass a directory to write the report to'
+            with tempfile.TemporaryFile(dir=path):
+                pass
+            return None
+        created = _create_missing(path)
+    except OSError as error:
+        return f'{option} {value}: cannot write there ({error.strerror or error}): pass a writable directory'
+    for directory in reversed(created):
+        with contextlib.suppress(OSError):
+            directory.rmdir()
+    return None
+
+
+def _create_missing(path: Path) -> list[Path]:
+    """Create `path` and its missing parents; returns what was created, outermost first (removed on failure)."""
+    missing = [path]
+    for parent in path.absolute().parents:
+        if parent.exists():
+            break
+        missing.append(parent)
+    missing.reverse()
+    created: list[Path] = []
+    try:
+        for directory in missing:
+            directory.mkdir()
+            created.append(directory)
+    except OSError:
+        for directory in reversed(created):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise
+    return created
+
+
+class _CallParameters(Exception):
+    """-k named a call with parameters, which keyword expressions do not support."""
+
+
+class _Matcher:
+    """pytest's -k matching: `subname` matches when it is a case-insensitive substring of one of the names."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    def __call__(self, subname: str, /, **kwargs: str | int | bool | None) -> bool:
+        if kwargs:
+            raise _CallParameters(subname)
+        wanted = subname.lower()
+        return any(wanted in name for name in self.names)
+
+
+def keyword_problem(expression: str, test_names: Iterable[str], loops: Iterable[str]) -> str | None:
+    """Why `-k expression` cannot narrow a certification, or `None` when it selects at least one rule.
+
+    The expression is evaluated as pytest's -k evaluates it (a case-insensitive substring of any of an item's
+    names), on the names every rule of the generated suite has: its test name with the event loop, the class,
+    the module and the markers.
+    """
+    if expression == '':
+        return None  # pytest's -k '' selects everything
+    try:  # pytest >= 8.4 raises SyntaxError, older ones their own ParseError
+        compiled = Expression.compile(expression)
+    except Exception as error:
+        why = getattr(error, 'msg', None) or getattr(error, 'message', None) or str(error)
+        return f'-k {expression!r}: not a pytest -k expression ({why}): e.g. -k "symlink and not remove"'
+    loops = tuple(loops)
+    for name in test_names:
+        names = [f'{name}[{loop}]'.lower() for loop in loops]
+        names += [keyword.lower() for keyword in (*_CERTIFY_KEYWORDS, *_MARKERS)]
+        try:
+            if compiled.evaluate(_Matcher(names)):
+                return None
+        except _CallParameters:
+            return f'-k {expression!r}: keyword expressions take no call parameters: pass names only'
+    return f'-k {expression!r} selects no rule: see `workspace-conformance rules` for their names'
