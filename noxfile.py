@@ -12,6 +12,8 @@ import shutil
 
 import nox
 
+from workspace_conformance.vocabulary import BYPASS_CAPABILITIES
+
 nox.options.default_venv_backend = 'venv'
 nox.options.sessions = ['lint', 'tests', 'compat', 'targets']
 nox.options.reuse_existing_virtualenvs = True
@@ -27,7 +29,7 @@ COMPAT_TESTS = [
 ]
 
 
-DROP = '-dac_override,-dac_read_search'
+DROP = BYPASS_CAPABILITIES
 
 
 def pytest(session: nox.Session, *args: str) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from workspace_conformance import emergency
-from workspace_conformance.suite._watchdog import WATCHDOG
+from workspace_conformance.runtime import emergency
+from workspace_conformance.runtime.watchdog import WATCHDOG
 
 pytest_plugins = ['pytester']
 

@@ -26,7 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workspace_conformance import cli
-from workspace_conformance.leftovers import processes_of
+from workspace_conformance.runtime import privileges
+from workspace_conformance.runtime.leftovers import processes_of
 
 EXAMPLES = 300
 """Generated command lines per run of the fuzz test (about 20 s here)."""
@@ -226,7 +227,7 @@ def test_any_command_line_ends_in_a_known_status_without_traceback_or_leftovers(
     monkeypatch.chdir(cwd)
     monkeypatch.setenv('TMPDIR', str(tmp))
     monkeypatch.setattr(tempfile, 'tempdir', str(tmp))
-    monkeypatch.setenv(cli.CAPABILITIES_DROPPED, '1')  # in-process: never re-execute the test run through setpriv
+    monkeypatch.setenv(privileges.CAPABILITIES_DROPPED, '1')  # in-process: never re-execute through setpriv
     monkeypatch.setattr(cli, '_session', _stub_session)
     tried: dict[str, int] = {}
     started = time.monotonic()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from workspace_conformance import cli
-from workspace_conformance.leftovers import OWNER_FILE, RUN_PREFIX, alive, run_directory, stale_runs
+from workspace_conformance.runtime.leftovers import OWNER_FILE, RUN_PREFIX, alive, run_directory, stale_runs
 
 
 def _start_time(pid: int) -> int:

@@ -175,3 +175,19 @@ def test_a_module_level_anyio_backend_runs_no_trio_item(pytester: pytest.Pyteste
     result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '--collect-only', '-q')
     items = [line for line in result.stdout.lines if '::' in line]
     assert items and not [line for line in items if 'trio' in line], items
+
+
+def test_the_suite_works_without_the_reports_plugin(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_overriding=OVERRIDING)
+    result = pytester.runpytest_inprocess(
+        '-p', 'no:cacheprovider', '-p', 'no:workspace-conformance-reports', '-rs', '-k', 'stdin or building_a_backend'
+    )
+    # Rules, classified skips at their rule's line and overridden items all come from the suite and its runtime.
+    result.stdout.fnmatch_lines(
+        [
+            '*lifecycle.py:*lifecycle/building_a_backend_creates_nothing] fixture-missing: provide the `fresh_backend`*',
+            '*commands/stdin_is_at_eof] overridden: replaced by the subclass TestOverriding*',
+        ],
+        consecutive=False,
+    )
+    assert 'workspace conformance:' not in result.stdout.str()

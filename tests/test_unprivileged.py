@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from workspace_conformance.vocabulary import BYPASS_CAPABILITIES
+
 from .runner import bypasses_permissions
 
 SUITE = """
@@ -47,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.skipif(shutil.which('setpriv') is None, reason='no setpriv (util-linux) to drop capabilities')
 def test_permission_rule_passes_without_the_bypass_capabilities(tmp_path: Path) -> None:
     (tmp_path / 'test_unprivileged_suite.py').write_text(SUITE)
-    drop = '-dac_override,-dac_read_search'
+    drop = BYPASS_CAPABILITIES
     result = subprocess.run(
         [
             'setpriv',

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -17,21 +16,21 @@ from typing import Any, NoReturn
 import hypothesis.configuration
 import pytest
 
-from . import emergency
 from ._version import __version__
 from .catalog_format import FORMATS, render_catalog
-from .interrupts import cleaning_up, signals_stop_the_run, stopped_by, terminated_status
-from .leftovers import StaleRun, remove_stale_runs, run_directory
 from .options import keyword_problem, output_directory_problem, time_scale, workers
 from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
-from .reports.model import verdict_of
 from .reports.plugin import RECORDER_NAME, ConformanceRecorder
 from .reports.recording import SubjectResults
 from .reports.redact import Redactor
 from .reports.verify import load_report, overridden_in, verify_bundle
 from .reports.write import render, write_all
+from .runtime import emergency
+from .runtime.interrupts import cleaning_up, signals_stop_the_run, stopped_by, terminated_status
+from .runtime.leftovers import StaleRun, remove_stale_runs, run_directory
+from .runtime.privileges import drop_bypass_capabilities
 from .suite import rules
 from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRunnable, resolve_target, target_statuses
 from .targets.base import Target
@@ -43,8 +42,6 @@ __all__ = ('main',)
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 EXIT_GRACE = 5.0
 """Seconds a process whose run a signal stopped has to exit after its verdict before it is ended."""
-CAPABILITIES_DROPPED = 'WORKSPACE_CONFORMANCE_CAPABILITIES_DROPPED'
-_BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'
 
 
 class _UsageError(Exception):
@@ -356,32 +353,6 @@ def _anyio_backends(choice: str) -> tuple[str, ...] | str:
     return (choice,)
 
 
-def _drop_bypass_capabilities(argv: Sequence[str] | None) -> None:
-    """As root, re-run this command without the capabilities that bypass file permissions (needs `setpriv`)."""
-    setpriv = shutil.which('setpriv')
-    if os.geteuid() != 0 or os.environ.get(CAPABILITIES_DROPPED) or setpriv is None:
-        return
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    sys.stderr.write(
-        'workspace-conformance: running as root; dropping CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH '
-        'so permission rules can run (--keep-capabilities keeps them)\n'
-    )
-    sys.stderr.flush()
-    environment = {**os.environ, CAPABILITIES_DROPPED: '1'}
-    command = [
-        setpriv,
-        '--bounding-set',
-        _BYPASS_CAPABILITIES,
-        '--inh-caps',
-        _BYPASS_CAPABILITIES,
-        sys.executable,
-        '-m',
-        'workspace_conformance',
-        *arguments,
-    ]
-    os.execve(setpriv, command, environment)
-
-
 def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...], argv: Sequence[str] | None) -> None:
     """The report of a run stopped before its first rule: incomplete, every rule `missing` (if one was asked for)."""
     output = args.bundle or args.report
@@ -453,7 +424,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             return _fail(str(error))
     named = NAMED_TARGETS.get(args.target or 'local')
     if not args.keep_capabilities and not (named and named.keeps_capabilities):
-        _drop_bypass_capabilities(argv)
+        drop_bypass_capabilities(argv)
     # The run's directory, and every process working in it, go when the run ends: also on Ctrl-C, SIGTERM or SIGHUP
     # (a second one exits at once, still cleaning up) and when the watchdog has to end a run whose backend ignores
     # cancellation.
@@ -550,8 +521,8 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         write_bundle_extras(
             Path(args.bundle), recorder.report, [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)]
         )
-    summaries = [summary for subject in recorder.subjects.values() for summary in subject.summaries()]
-    verdict = verdict_of(summaries)
+    # The one verdict: the report's, which also counts whether the run was complete.
+    verdict = recorder.report.verdict if recorder.report is not None else 'not certified'
     terminated = terminated_status()
     sys.stdout.write(f'workspace-conformance: {verdict} ({args.target or "local"}{stopped})\n')
     if terminated is not None:

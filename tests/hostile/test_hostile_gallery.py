@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_conformance.leftovers import alive
+from workspace_conformance.runtime.leftovers import alive
 
 from .backends import IMMORTALS
 from .gallery import DEAF, GALLERY, SCALE_ARTEFACT, Hostile

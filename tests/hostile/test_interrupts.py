@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_conformance.leftovers import RUN_PREFIX, alive, processes_of
+from workspace_conformance.runtime.leftovers import RUN_PREFIX, alive, processes_of
 from workspace_conformance.suite import rules
 
 from .backends import STARTED
@@ -76,7 +76,7 @@ def test_a_second_ctrl_c_during_the_cleanup_still_exits(tmp_path: Path, loops: s
 
 ORPHANED_INTERRUPT = """
 import asyncio, gc, sys
-from workspace_conformance.interrupts import signals_stop_the_run
+from workspace_conformance.runtime.interrupts import signals_stop_the_run
 
 async def interrupted():
     raise KeyboardInterrupt

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from .._version import __version__
-from ..suite._support import pydantic_ai_version
+from ..suite import pydantic_ai_version
 from .model import Report, RuleOutcome, SuiteReport, Waiver, overall_verdict, summarize, verdict_of
 from .recording import SubjectResults
 from .redact import Redactor

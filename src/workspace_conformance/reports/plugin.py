@@ -13,15 +13,11 @@ from typing import Any
 
 import pytest
 
-from .. import emergency
-from ..interrupts import SignalsStopTheRun
-from ..options import output_directory_problem, time_scale
-from ..suite import Rule, catalog, overridden_rules, rule_of
-from ..suite import _collection as collection_hooks
-from ..suite import _session as session_hooks
-from ..suite._guard import clip, unresponsive
-from ..suite._watchdog import WATCHDOG
-from ..vocabulary import OUTCOME_PROPERTY, PROFILES
+from ..options import output_directory_problem
+from ..runtime import emergency
+from ..runtime.watchdog import WATCHDOG
+from ..suite import Rule, catalog, clip, overridden_rules, rule_of, unresponsive
+from ..vocabulary import OUTCOME_PROPERTY
 from .assemble import assemble, now
 from .model import Report
 from .recording import CRASH_PROPERTY, SubjectResults, merge
@@ -32,41 +28,10 @@ from .write import write_all
 __all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
 
 RECORDER_NAME = 'workspace-conformance-recorder'
-SESSION_HOOKS_NAME = 'workspace-conformance-session'
-COLLECTION_HOOKS_NAME = 'workspace-conformance-collection'
-SIGNALS_NAME = 'workspace-conformance-signals'
 LONGREPR_LIMIT = 64_000
 """Characters of a failure's traceback, and of each captured output, kept in its report."""
 REDACTOR = pytest.StashKey[Redactor]()
 PROPERTY = 'workspace_conformance'
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup('workspace-conformance')
-    group.addoption(
-        '--conformance-time-scale',
-        dest='conformance_time_scale',
-        type=time_scale,
-        default=None,
-        help='multiply every hang guard and wait of the conformance rules (a finite number > 0, e.g. 3 for a slow '
-        'provider)',
-    )
-    group.addoption(
-        '--conformance-report',
-        dest='conformance_report',
-        metavar='DIR',
-        default=None,
-        help='write the conformance report there: report.json, report.md, report.html, junit.xml, badge.svg, '
-        'badge.json (also when the run is interrupted, marked incomplete)',
-    )
-    group.addoption(
-        '--conformance-profile',
-        dest='conformance_profile',
-        choices=list(PROFILES),
-        default=None,
-        help='Hypothesis profile of the generated cases: ci (fast, repeatable; the default), certify (thorough, '
-        'repeatable), dev (random, remembers failures)',
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -75,12 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
         problem = output_directory_problem('--conformance-report', str(target))
         if problem is not None:
             raise pytest.UsageError(problem)
-    config.addinivalue_line('markers', 'conformance_rule(id, area, level): a workspace conformance rule')
     config.pluginmanager.register(ConformanceRecorder(config), RECORDER_NAME)
-    config.pluginmanager.register(SignalsStopTheRun(), SIGNALS_NAME)
-    for hooks, name in ((session_hooks, SESSION_HOOKS_NAME), (collection_hooks, COLLECTION_HOOKS_NAME)):
-        if not config.pluginmanager.is_registered(hooks):
-            config.pluginmanager.register(hooks, name)
 
 
 def _anyio_backend(item: pytest.Item) -> str:

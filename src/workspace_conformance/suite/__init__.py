@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ._guard import RuleFailure, current_run
+from ._guard import RuleFailure, clip, current_run, unresponsive
 from ._rules import AREAS, LEVELS, REQUIREMENTS, Override, Rule, catalog, narrow, overridden_rules, rule, rule_of
 from ._support import SKIP_KINDS, ConformanceConfigError, SuiteFixtures, skip
+from ._versions import pydantic_ai_version
 from .commands import CommandRules
 from .files import FileRules
 from .lifecycle import LifecycleRules
@@ -26,13 +27,16 @@ __all__ = (
     'RuleFailure',
     'WorkspaceBackendSuite',
     'catalog',
+    'clip',
     'current_run',
     'narrow',
     'overridden_rules',
+    'pydantic_ai_version',
     'rule',
     'rule_of',
     'rules',
     'skip',
+    'unresponsive',
 )
 
 

@@ -19,7 +19,7 @@ from ._guard import RuleFailure, clip
 from ._requires import RuleSkipped
 from ._rules import Override, overridden_rules, rule_of
 
-__all__ = ('OverriddenRule', 'pytest_collection_modifyitems', 'pytest_runtest_makereport')
+__all__ = ('OverriddenRule', 'pytest_pycollect_makeitem', 'pytest_runtest_makereport')
 
 OVERRIDDEN_SUFFIX = '[overridden]'
 
@@ -33,24 +33,22 @@ class OverriddenRule(pytest.Function):
         return self.override.path, self.override.line - 1, self.name
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """After each suite class's items, add one item per overridden rule (before `-k` and `-m` deselect)."""
-    last_of: dict[type, int] = {}
-    parents: dict[type, pytest.Class] = {}
-    for index, item in enumerate(items):
-        klass = getattr(item, 'cls', None)
-        parent = getattr(item, 'parent', None)
-        if (
-            isinstance(klass, type)
-            and getattr(klass, '__conformance_suite__', False)
-            and isinstance(parent, pytest.Class)
-        ):
-            last_of[klass] = index
-            parents.setdefault(klass, parent)
-    for klass, index in sorted(last_of.items(), key=lambda pair: pair[1], reverse=True):
-        added = [_item_for(parents[klass], klass, override) for override in overridden_rules(klass)]
-        items[index + 1 : index + 1] = added
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> Generator[None, Any, Any]:
+    """After what a suite class collects for a name its subclass overrode (nothing, if deleted): the overridden item."""
+    result = yield
+    klass = getattr(collector, 'cls', None)
+    if not (isinstance(collector, pytest.Class) and isinstance(klass, type) and name.startswith('test_')):
+        return result
+    if not getattr(klass, '__conformance_suite__', False):
+        return result
+    override = next((o for o in overridden_rules(klass) if f'test_{o.rule.id}' == name), None)
+    if override is None:
+        return result
+    found = [] if result is None else list(result) if isinstance(result, list | tuple) else [result]
+    return [*found, _item_for(collector, klass, override)]
 
 
 def _item_for(parent: pytest.Class, klass: type, override: Override) -> OverriddenRule:

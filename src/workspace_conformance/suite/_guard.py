@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 
+from ..runtime.watchdog import WATCHDOG, Hang
 from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, tools_to_probe
 from ._tracing import OperationLog, traced, unwrap
-from ._watchdog import WATCHDOG, Hang
 
 if TYPE_CHECKING:
     from ._rules import Rule

@@ -21,7 +21,7 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
 )
 
-from ..leftovers import scratch_in_use
+from ..runtime.leftovers import scratch_in_use
 from ..vocabulary import SKIP_KINDS, SkipKind
 from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run, safe_str
 from ._requires import RuleSkipped, skip_reason

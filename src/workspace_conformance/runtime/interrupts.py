@@ -208,7 +208,7 @@ class SignalsStopTheRun:
         self._owned.enter_context(_STOP.owned())
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from .suite import rule_of
+        from ..suite import rule_of
 
         if any(rule_of(getattr(item, 'function', None)) is not None for item in session.items):
             self.take_terminating_signals()

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import emergency
+from . import emergency
 
 __all__ = ('ABANDON_AFTER', 'EXIT_AFTER', 'GRACE', 'WATCHDOG', 'Hang', 'Watchdog')
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, RuleFailure, describe_latest, unresponsive
-from ._rules import DEFAULT_TIMEOUT, rule_of
-from ._watchdog import GRACE, WATCHDOG
+from ..suite._guard import CLEANUP_BOUND, SCALE_FIXTURE, RuleFailure, describe_latest, unresponsive
+from ..suite._rules import DEFAULT_TIMEOUT, rule_of
+from .watchdog import GRACE, WATCHDOG
 
 __all__ = ('pytest_pyfunc_call', 'pytest_runtest_setup', 'pytest_runtest_teardown', 'pytest_sessionfinish')
 

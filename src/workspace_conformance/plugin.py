@@ -1,0 +1,64 @@
+"""The pytest11 entry point: the suite's runtime, its collection hooks and options, and the reports plugin.
+
+The reports plugin registers as `workspace-conformance-reports`, so `-p no:workspace-conformance-reports` runs the
+suite without it: rules, hang guards, classified skips, overridden rules and `pytest -rs` stay the same.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .options import time_scale
+from .reports import plugin as reports_plugin
+from .runtime import session as session_hooks
+from .runtime.interrupts import SignalsStopTheRun
+from .suite import _collection as collection_hooks
+from .vocabulary import PROFILES
+
+__all__ = ('REPORTS_NAME', 'pytest_addoption', 'pytest_configure')
+
+REPORTS_NAME = 'workspace-conformance-reports'
+_RUNTIME = (
+    (session_hooks, 'workspace-conformance-session'),
+    (collection_hooks, 'workspace-conformance-collection'),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The `--conformance-*` options; a bad value is a usage error before anything runs."""
+    group = parser.getgroup('workspace-conformance')
+    group.addoption(
+        '--conformance-time-scale',
+        dest='conformance_time_scale',
+        type=time_scale,
+        default=None,
+        help='multiply every hang guard and wait of the conformance rules (a finite number > 0, e.g. 3 for a slow '
+        'provider)',
+    )
+    group.addoption(
+        '--conformance-report',
+        dest='conformance_report',
+        metavar='DIR',
+        default=None,
+        help='write the conformance report there: report.json, report.md, report.html, junit.xml, badge.svg, '
+        'badge.json (also when the run is interrupted, marked incomplete)',
+    )
+    group.addoption(
+        '--conformance-profile',
+        dest='conformance_profile',
+        choices=list(PROFILES),
+        default=None,
+        help='Hypothesis profile of the generated cases: ci (fast, repeatable; the default), certify (thorough, '
+        'repeatable), dev (random, remembers failures)',
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the suite's runtime, then the reports plugin unless it is blocked (`-p no:...`)."""
+    config.addinivalue_line('markers', 'conformance_rule(id, area, level): a workspace conformance rule')
+    config.pluginmanager.register(SignalsStopTheRun(), 'workspace-conformance-signals')
+    for hooks, name in _RUNTIME:
+        if not config.pluginmanager.is_registered(hooks):
+            config.pluginmanager.register(hooks, name)
+    if not config.pluginmanager.is_blocked(REPORTS_NAME) and not config.pluginmanager.is_registered(reports_plugin):
+        config.pluginmanager.register(reports_plugin, REPORTS_NAME)
