@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-from ._probe import missing_module, missing_program, probe
+from ._probe import first_line, missing_module, missing_program, probe
 from .base import NamedTarget, Target, TargetOption
 
 __all__ = ('DOCKER', 'PODMAN', 'RUN_LABEL')
@@ -25,6 +26,7 @@ _OPTIONS = (
     TargetOption(
         'working-dir', 'absolute working directory in the container (default /workspace, /tmp/workspace with --user)'
     ),
+    TargetOption('runtime', "OCI runtime for new containers (e.g. runsc, gVisor's; default: the engine's)"),
 )
 
 
@@ -49,9 +51,41 @@ def _missing(executable: str, package: str, options: Mapping[str, str]) -> str |
     answers, why = probe([executable, 'info'])
     if not answers:
         return f'the {executable} engine does not answer: {why}'
+    if 'runtime' in options:
+        absent = _missing_runtime(executable, options['runtime'])
+        if absent:
+            return absent
     present, why = probe([executable, 'image', 'inspect', '--format', '{{.Id}}', options['image']])
     if not present:
         return f'image {options["image"]!r} is not in the local {executable} store: {why}'
+    return None
+
+
+def _missing_runtime(executable: str, runtime: str) -> str | None:
+    """`None` when the engine can run containers with the OCI runtime `runtime`, else a line saying what to do."""
+    if executable == 'podman':
+        # Podman resolves a runtime name through containers.conf's search paths, which list the usual
+        # installs (/usr/bin/runsc, /usr/bin/crun, ...); a name on PATH is found the same way.
+        if shutil.which(runtime) is None and not Path(runtime).is_absolute():
+            return f'no OCI runtime {runtime!r} on PATH for podman: install it or pass its absolute path'
+        return None
+    try:
+        listed = subprocess.run(
+            [executable, 'info', '--format', '{{range $name, $_ := .Runtimes}}{{$name}} {{end}}'],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f'the {executable} engine did not list its runtimes: {error}'
+    names = listed.stdout.split()
+    if listed.returncode != 0 or runtime not in names:
+        has = ', '.join(names) or first_line(listed.stderr) or 'none'
+        return (
+            f"the {executable} engine has no runtime {runtime!r} (it has: {has}): register it in the daemon's "
+            '"runtimes" (ci/services/docker.sh registers runsc) or pass another --runtime'
+        )
     return None
 
 
@@ -81,6 +115,7 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
         '--label',
         f'{RUN_LABEL}={run_id}',
         *(['--user', user] if user else []),
+        *([f'--runtime={options["runtime"]}'] if 'runtime' in options else []),
         *(PODMAN_LIMITS if executable == 'podman' else ()),
     ]
 
@@ -105,9 +140,12 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
         await remove_container(ref.id, executable=executable)
 
     sacrificial = '/tmp/sacrificial/chain/workspace' if user else '/sacrificial/chain/workspace'
+    runtime = f', runtime {options["runtime"]}' if 'runtime' in options else ''
     return Target(
         name=name,
-        description=f"pydantic-ai-harness's DockerSandboxBackend through `{executable}`, image {options['image']}",
+        description=(
+            f"pydantic-ai-harness's DockerSandboxBackend through `{executable}`, image {options['image']}{runtime}"
+        ),
         backend=lambda _: new(working_dir),
         fresh_backend=lambda _: new(working_dir),
         destructive_backend=lambda _: new(sacrificial),
