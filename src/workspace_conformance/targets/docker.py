@@ -40,6 +40,18 @@ PODMAN_EXPECTED_FAILURES = {
 }
 
 
+RUNSC_LIMITS = {
+    'destroying_environment_during_command_raises_unavailable': (
+        'with gVisor (runsc), `docker rm --force` of a container while `docker exec` runs in it leaves the '
+        '`docker exec` client waiting in about half the tries (runc ends it at once with 137), so the command '
+        'ends with WorkspaceTimeoutError at its timeout, not WorkspaceUnavailableError; declared as a limit '
+        'because it is a race, which a strict expected failure cannot hold (seen with Debian 12 runsc '
+        '0.0~20221219 and docker.io 20.10.24; docs/targets.md, Findings)'
+    ),
+}
+"""A defect of Docker on gVisor, not of the backend: the rule it breaks, and why it is a limit, not a failure."""
+
+
 def _missing(executable: str, package: str, options: Mapping[str, str]) -> str | None:
     absent = missing_module('pydantic_ai_harness', '"workspace-conformance[harness]"') or missing_program(
         executable, package
@@ -153,6 +165,7 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
         destroy_environment=destroy,
         cleanup=lambda _: _remove_labelled(executable, run_id),
         expected_failures=PODMAN_EXPECTED_FAILURES if executable == 'podman' else {},
+        declared_limits=RUNSC_LIMITS if options.get('runtime') == 'runsc' and executable == 'docker' else {},
     )
 
 
