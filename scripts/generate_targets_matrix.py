@@ -40,16 +40,17 @@ c=$(docker run -d --network none --runtime runsc busybox sleep 600)
 sleep 2; docker rm --force "$c"; wait
 ```""",
     'podman': """\
-**A container whose creation was cancelled is left created but not started, and the next operation fails.**
-After `podman run` is cancelled mid-create, the next `podman start` fails (runc: "container with given ID already
-exists") and the backend raises `WorkspaceUnavailableError` instead of going on with the environment it created
-(`cancellation_mid_create_keeps_the_ref`, a strict expected failure of the target). Seen with Podman 4.3.1 and
-runc on Debian 12:
+**A container whose creation was cancelled is left half-made, and the next operation fails.** Cut short at the
+right moment, `podman run` leaves the container `Initialized` (runc created it, nothing started it), and the
+next `podman start` fails (`runc start ... failed: exit status 1`), so the backend raises
+`WorkspaceUnavailableError` instead of going on with the environment it created
+(`cancellation_mid_create_keeps_the_ref`, a strict expected failure of the target).
+Seen with Podman 4.3.1 and runc on Debian 12; it takes a cut between about 0.2 and 0.3 s here:
 
 ```sh
-timeout -s INT 0.3 podman run -d --name wc-cancelled --network none busybox sleep 600   # cut short
-podman ps -a --filter name=wc-cancelled --format '{{.Status}}'   # Created
-podman start wc-cancelled                                          # fails: container ... already exists
+timeout -s INT 0.2 podman run -d --name wc-cancelled --network none busybox sleep 600
+podman ps -a --filter name=wc-cancelled --format '{{.Status}}'   # Initialized
+podman start wc-cancelled                                          # Error: ... runc start ... exit status 1
 ```""",
 }
 """Each real backend defect the matrix shows, by row label: what fails, the rule, and a reproduction."""
