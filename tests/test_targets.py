@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -99,7 +100,7 @@ def test_an_in_process_target_gets_its_verdict(tmp_path: Path, target: str, verd
 
 
 @pytest.fixture
-def boot_probe_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def boot_probe_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A host where the micro-VM SDKs import and /dev/kvm opens, with the services' state in `tmp_path`."""
     from workspace_conformance.targets import microvm
 
@@ -145,7 +146,7 @@ def test_as_root_smol_needs_its_uid_drop_off_where_dev_kvm_is_root_only(
     from workspace_conformance.targets import microvm
 
     microvm.KVM.chmod(0o600)
-    monkeypatch.setattr(microvm.os, 'geteuid', lambda: 0)
+    monkeypatch.setattr(os, 'geteuid', lambda: 0)
     monkeypatch.delenv('SMOLVM_VM_UID_DROP', raising=False)
     assert 'set SMOLVM_VM_UID_DROP=off' in (NAMED_TARGETS['smol'].missing({}) or '')
     microvm._missing.cache_clear()
