@@ -7,6 +7,7 @@ source "$(dirname "$0")/lib.sh"
 STATE="$WC_SERVICES/docker"
 SOCKET="unix://$STATE/docker.sock"
 IMAGE="workspace-conformance/busybox:ci"
+HOST_DIRS="/run/containerd /var/run/docker"
 
 up() {
     apt_install dockerd docker.io
@@ -19,6 +20,8 @@ up() {
 {"runtimes": {"runsc": {"path": "$(command -v runsc)", "runtimeArgs": ["--network=none"]}}}
 JSON
     if ! DOCKER_HOST=$SOCKET docker info >/dev/null 2>&1; then
+        # dockerd and its containerd also make these (plugin sockets, shim sockets) whatever their roots are.
+        for dir in $HOST_DIRS; do [ -e "$dir" ] || echo "$dir" >> "$STATE/created-dirs"; done
         # No TCP listener: the engine is reachable only through its socket file. No bridge and no iptables
         # rules: the host's network is left as it was; the suite's containers run with --network none.
         dockerd --config-file "$STATE/daemon.json" --host "$SOCKET" --data-root "$STATE/data" --exec-root "$STATE/exec" --pidfile "$STATE/dockerd.pid" \
@@ -50,6 +53,9 @@ down() {
     fi
     stop_pidfile "$STATE/dockerd.pid" dockerd
     # dockerd started its own containerd under the exec root; it ends with dockerd.
+    if [ -s "$STATE/created-dirs" ]; then
+        while read -r dir; do rm -rf "$dir"; done < "$STATE/created-dirs"
+    fi
     rm -rf "$STATE"
     say "docker stopped"
 }
