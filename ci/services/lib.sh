@@ -99,7 +99,7 @@ processes_under() {
     local dir=$1 pid
     for pid in $(ls /proc | grep -E '^[0-9]+$'); do
         [ "$pid" = "$$" ] && continue
-        if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$dir/" \
+        if { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -q -- "$dir/" \
             || readlink "/proc/$pid/exe" 2>/dev/null | grep -q -- "^$dir/"; then
             echo "$pid"
         fi
