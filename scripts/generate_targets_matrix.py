@@ -53,6 +53,28 @@ timeout -s INT 0.2 podman run -d --name wc-cancelled --network none busybox slee
 podman ps -a --filter name=wc-cancelled --format '{{.Status}}'   # Initialized
 podman start wc-cancelled                                          # Error: ... runc start ... exit status 1
 ```""",
+    'ssh': """\
+**A command returns only when its background children exit.** sshd keeps the session open while any process
+holds the command's output pipes, so `run()` of a command that starts a background job returns only when that
+job ends (`background_child_does_not_hold_up_completed_command`, a strict expected failure of the target,
+documented by `SSHWorkspaceBackend`). Seen with Debian 12's OpenSSH:
+
+```sh
+time ssh host 'sleep 5 & echo started'                     # returns after 5 s
+time ssh host 'sleep 5 >/dev/null 2>&1 & echo started'     # returns at once
+```""",
+    'bubblewrap': """\
+**A command keeps running after its environment is deleted.** The sandbox bind-mounts the working directory,
+so inside it the directory is still there after it is deleted on the host, and a command waiting for it to go
+runs on until its timeout (`destroying_environment_during_command_raises_unavailable`, a strict expected
+failure of the target: it raises `WorkspaceTimeoutError`, not `WorkspaceUnavailableError`). Seen with Debian
+12's bubblewrap 0.8.0:
+
+```sh
+mkdir -p /tmp/env/ws; ( sleep 1; rm -rf /tmp/env ) &
+timeout 5 bwrap --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \\
+    --bind /tmp/env/ws /tmp/env/ws sh -c 'while [ -d /tmp/env/ws ]; do sleep 0.1; done'; echo "exit $?"  # 124
+```""",
 }
 """Each real backend defect the matrix shows, by row label: what fails, the rule, and a reproduction."""
 
