@@ -231,6 +231,19 @@ def _kernel_log() -> list[str]:
     return done.stdout.splitlines() if done.returncode == 0 else []
 
 
+def _engine_error(scratch: Path) -> str:
+    """`' (libkrun: <error>)'` from the first KVM exit the VM engine logged under `scratch`, else `''`."""
+    for log in sorted(scratch.rglob('*.log*')):
+        try:
+            lines = log.read_text(encoding='utf-8', errors='replace').splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if 'KVM_EXIT' in line:
+                return f' (libkrun: {line.split("]", 1)[-1].strip()})'
+    return ''
+
+
 async def _boot_once(target: Target, scratch: Path, timeout: float) -> None:
     backend = target.backend(scratch / 'asyncio')
     if not isinstance(backend, SupportsCommands):
@@ -263,6 +276,8 @@ def probe_boot(name: str, options: Mapping[str, str], timeout: float = PROBE_TIM
             if isinstance(error, KeyboardInterrupt):
                 raise
             reason = f'{type(error).__name__}: {" ".join(str(error).split())}'
+        if reason and 'KVM_EXIT' not in reason:
+            reason += _engine_error(Path(scratch))
         if target.cleanup is not None:
             target.cleanup(Path(scratch))
     kernel = [line for line in _kernel_log()[len(before) :] if 'kvm' in line.lower()]
