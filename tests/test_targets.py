@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from workspace_conformance.targets import NAMED_TARGETS, TargetError
 
 
 def _cli(cwd: Path, *args: str, **environment: str) -> subprocess.CompletedProcess[str]:
-    clean = {key: value for key, value in os.environ.items() if key not in ('E2B_API_KEY', 'DAYTONA_API_KEY')}
+    keys = ('E2B_API_KEY', 'DAYTONA_API_KEY', 'SPRITE_TOKEN')
+    clean = {key: value for key, value in os.environ.items() if key not in keys}
     return subprocess.run(
         [sys.executable, '-m', 'workspace_conformance', *args],
         cwd=cwd,
@@ -30,12 +32,15 @@ def test_targets_lists_every_named_target_with_its_status_here(tmp_path: Path) -
     listed = _cli(tmp_path, 'targets', '--format', 'json')
     assert listed.returncode == 0, listed.stderr
     rows = {row['target']: row for row in json.loads(listed.stdout)}
-    expected = ['local', 'local-shell', 'memory', 'provider', 'docker', 'podman', 'ssh', 'bubblewrap']
-    assert list(rows) == [*expected, 'e2b', 'modal', 'daytona']
+    local = ['local', 'local-shell', 'memory', 'provider', 'docker', 'podman', 'ssh', 'bubblewrap', 'boxlite', 'smol']
+    assert list(rows) == [*local, 'e2b', 'modal', 'daytona', 'sprites']
     for name in ('local', 'local-shell', 'memory', 'provider'):
         assert rows[name]['runnable'] and rows[name]['missing'] is None
     assert rows['e2b'] == {**rows['e2b'], 'runnable': False, 'missing': 'no E2B_API_KEY'}
-    assert rows['docker']['options'].keys() == {'image', 'user', 'working-dir'}
+    assert rows['sprites'] == {**rows['sprites'], 'runnable': False, 'missing': 'no SPRITE_TOKEN'}
+    for name in ('boxlite', 'smol'):
+        assert rows[name]['runnable'] or rows[name]['missing'], f'{name} is neither ready nor says why not'
+    assert rows['docker']['options'].keys() == {'image', 'user', 'working-dir', 'runtime'}
     table = _cli(tmp_path, 'targets').stdout
     assert 'e2b          not run: no E2B_API_KEY' in table
     assert '--image:' in table
@@ -93,3 +98,69 @@ def test_an_in_process_target_gets_its_verdict(tmp_path: Path, target: str, verd
     assert report.verdict == verdict, result.stdout[-3000:]
     assert result.returncode == (0 if verdict == 'certified' else 1)
     assert sorted(path.name for path in tmp_path.iterdir()) == ['out'], 'the run left files in TMPDIR'
+
+
+@pytest.fixture
+def boot_probe_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A host where the micro-VM SDKs import and /dev/kvm opens, with the services' state in `tmp_path`."""
+    from workspace_conformance.targets import microvm
+
+    kvm = tmp_path / 'kvm'
+    kvm.write_bytes(b'')
+    kvm.chmod(0o666)
+    monkeypatch.setattr(microvm, 'missing_module', lambda module, install: None)
+    monkeypatch.setattr(microvm, 'KVM', kvm)
+    monkeypatch.setattr(microvm, '_sdk_version', lambda vm: f'{vm.distribution} 1.0')
+    monkeypatch.setenv('WC_SERVICES', str(tmp_path / 'services'))
+    microvm._missing.cache_clear()
+    yield tmp_path / 'services'
+    microvm._missing.cache_clear()
+
+
+def _record(services: Path, name: str, **fields: object) -> None:
+    from workspace_conformance.targets.microvm import BOOT_PROBE_FILE, _boot_id
+
+    (services / name).mkdir(parents=True, exist_ok=True)
+    record = {'target': name, 'boot_id': _boot_id(), 'sdk': f'{name} 1.0', **fields}
+    (services / name / BOOT_PROBE_FILE).write_text(json.dumps(record))
+
+
+def test_a_micro_vm_target_is_ready_only_where_its_boot_probe_booted_a_vm(boot_probe_host: Path) -> None:
+    from workspace_conformance.targets.microvm import _missing
+
+    boxlite = NAMED_TARGETS['boxlite']
+    assert (boxlite.missing({}) or '').startswith('boot not probed here: run `bash ci/services/boxlite.sh up`')
+    _missing.cache_clear()
+    _record(boot_probe_host, 'boxlite', booted=False, reason='EngineError: timed out after 30s')
+    assert boxlite.missing({}) == 'the micro-VM does not boot here: EngineError: timed out after 30s'
+    _missing.cache_clear()
+    _record(boot_probe_host, 'boxlite', booted=True, reason='', boot_id='an earlier boot')
+    assert 'from another boot or SDK' in (boxlite.missing({}) or '')
+    _missing.cache_clear()
+    _record(boot_probe_host, 'boxlite', booted=True, reason='')
+    assert boxlite.missing({}) is None
+
+
+def test_as_root_smol_needs_its_uid_drop_off_where_dev_kvm_is_root_only(
+    boot_probe_host: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workspace_conformance.targets import microvm
+
+    microvm.KVM.chmod(0o600)
+    monkeypatch.setattr(os, 'geteuid', lambda: 0)
+    monkeypatch.delenv('SMOLVM_VM_UID_DROP', raising=False)
+    assert 'set SMOLVM_VM_UID_DROP=off' in (NAMED_TARGETS['smol'].missing({}) or '')
+    microvm._missing.cache_clear()
+    monkeypatch.setenv('SMOLVM_VM_UID_DROP', 'off')
+    _record(boot_probe_host, 'smol', booted=True, reason='', sdk='smolmachines 1.0')
+    assert NAMED_TARGETS['smol'].missing({}) is None
+
+
+def test_the_matrix_labels_a_run_with_options_after_its_target() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'scripts'))
+    try:
+        from generate_targets_matrix import _label
+    finally:
+        sys.path.pop(0)
+    assert _label('docker+runtime=runsc') == 'docker --runtime runsc'
+    assert _label('podman') == 'podman'

@@ -4,7 +4,7 @@ set -uo pipefail
 here="$(dirname "$0")"
 source "$here/lib.sh"
 status=0
-for service in bubblewrap sshd docker; do
+for service in smol boxlite bubblewrap sshd podman docker; do
     bash "$here/$service.sh" down || status=1
 done
 left=$(pgrep -af -- "$WC_SERVICES" || true)

@@ -55,3 +55,64 @@ busybox_rootfs() {
     printf 'root:x:0:\nuser:x:1000:\n' > "$rootfs/etc/group"
     chmod 1777 "$rootfs/tmp"
 }
+
+# busybox_oci_layout DIR: the busybox root filesystem as a one-layer OCI image layout in DIR (oci-layout,
+# index.json, blobs/sha256/...), for runtimes that boot a local image without a registry or a daemon.
+busybox_oci_layout() {
+    local layout=$1 rootfs blobs layer_digest layer_size config config_digest config_size manifest manifest_digest
+    rm -rf "$layout"
+    blobs="$layout/blobs/sha256"
+    mkdir -p "$blobs"
+    rootfs=$(mktemp -d "$layout.rootfs.XXXXXX")
+    busybox_rootfs "$rootfs"
+    tar -C "$rootfs" --numeric-owner -c . > "$layout/layer.tar"
+    rm -rf "$rootfs"
+    layer_digest=$(sha256sum "$layout/layer.tar" | cut -d' ' -f1)
+    layer_size=$(stat -c %s "$layout/layer.tar")
+    mv "$layout/layer.tar" "$blobs/$layer_digest"
+    config=$(printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/bin:/bin"],"Cmd":["/bin/sh"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' "$layer_digest")
+    config_digest=$(printf '%s' "$config" | sha256sum | cut -d' ' -f1)
+    config_size=$(printf '%s' "$config" | wc -c)
+    printf '%s' "$config" > "$blobs/$config_digest"
+    manifest=$(printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
+        "$config_digest" "$config_size" "$layer_digest" "$layer_size")
+    manifest_digest=$(printf '%s' "$manifest" | sha256sum | cut -d' ' -f1)
+    printf '%s' "$manifest" > "$blobs/$manifest_digest"
+    printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"org.opencontainers.image.ref.name":"ci"}}]}' \
+        "$manifest_digest" "$(printf '%s' "$manifest" | wc -c)" > "$layout/index.json"
+    printf '{"imageLayoutVersion":"1.0.0"}' > "$layout/oci-layout"
+}
+
+# pip_extra MODULE EXTRA: install pydantic-ai-harness[EXTRA], at the harness version already installed, into the
+# Python on PATH (the nox session's) unless MODULE imports there.
+pip_extra() {
+    local module=$1 extra=$2 version
+    python -c "import $module" 2>/dev/null && return 0
+    version=$(python -c 'import importlib.metadata as m; print(m.version("pydantic-ai-harness"))') \
+        || { say "pydantic-ai-harness is not installed in $(command -v python)"; return 1; }
+    python -m pip install -q "pydantic-ai-harness[$extra]==$version" 2>&1 | grep -v '^WARNING: Location' >&2 || true
+    python -c "import $module" || { say "could not install pydantic-ai-harness[$extra]"; return 1; }
+}
+
+# processes_under DIR: the pids of processes whose command line or executable names a path under DIR.
+processes_under() {
+    local dir=$1 pid
+    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+        [ "$pid" = "$$" ] && continue
+        if { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -q -- "$dir/" \
+            || readlink "/proc/$pid/exe" 2>/dev/null | grep -q -- "^$dir/"; then
+            echo "$pid"
+        fi
+    done
+}
+
+# end_processes_under DIR NAME: TERM, then KILL after 10 s, every process working under DIR.
+end_processes_under() {
+    local dir=$1 name=$2 pids
+    pids=$(processes_under "$dir")
+    [ -z "$pids" ] && return 0
+    say "ending $name processes left under $dir: $(echo $pids)"
+    kill -TERM $pids 2>/dev/null || true
+    for _ in $(seq 1 20); do [ -z "$(processes_under "$dir")" ] && return 0; sleep 0.5; done
+    kill -KILL $(processes_under "$dir") 2>/dev/null || true
+}

@@ -6,12 +6,15 @@
 source "$(dirname "$0")/lib.sh"
 STATE="$WC_SERVICES/podman"
 IMAGE="localhost/workspace-conformance/busybox:ci"
+# Podman's store, run roots and runc's state: removed by `down` when `up` made them (nothing else used Podman).
+HOST_DIRS="/var/lib/containers /run/containers /run/libpod /run/runc"
 
 up() {
     apt_install podman podman
     apt_install catatonit catatonit
     apt_install busybox busybox-static
     mkdir -p "$STATE"
+    for dir in $HOST_DIRS; do [ -e "$dir" ] || echo "$dir" >> "$STATE/created-dirs"; done
     local rootfs="$STATE/rootfs"
     busybox_rootfs "$rootfs"
     tar -C "$rootfs" -c . | podman import --change 'ENV PATH=/usr/bin:/bin' - "$IMAGE" >/dev/null
@@ -28,6 +31,10 @@ down() {
         containers=$(podman ps --all --quiet --filter label=workspace-conformance.run)
         [ -z "$containers" ] || podman rm --force --volumes $containers >/dev/null
         podman rmi --force "$IMAGE" >/dev/null 2>&1 || true
+    fi
+    if [ -s "$STATE/created-dirs" ]; then
+        command -v podman >/dev/null 2>&1 && podman system reset --force >/dev/null 2>&1
+        while read -r dir; do rm -rf "$dir"; done < "$STATE/created-dirs"
     fi
     rm -rf "$STATE"
     say "podman containers and image removed"

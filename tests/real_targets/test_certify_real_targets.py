@@ -1,8 +1,10 @@
 """Certify the real backends on the services ci/services started, and prove each run leaves nothing behind.
 
 Run by `nox -s targets` (pydantic-ai-harness 0.62 on pydantic-ai-slim 2.62), which starts the services,
-exports their variables (DOCKER_HOST, WC_DOCKER_IMAGE, WC_SSH_HOST, WC_SSH_CONFIG) and stops them afterwards.
-Each certification's report goes to build/targets/<target>/, where scripts/generate_targets_matrix.py reads it.
+exports their variables (DOCKER_HOST, WC_DOCKER_IMAGE, WC_PODMAN_IMAGE, WC_SSH_HOST, WC_SSH_CONFIG,
+WC_BOXLITE_ROOTFS, ...) and stops them afterwards. Each certification's report goes to build/targets/<run>/,
+where scripts/generate_targets_matrix.py reads it; a run of a target with options that set it apart (docker
+on gVisor) is named `<target>+<option>=<value>`.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ import pytest
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets.docker import RUN_LABEL
 from workspace_conformance.targets.listing import NOT_RUN_FILE
+from workspace_conformance.targets.microvm import boot_record_path
 from workspace_conformance.targets.ssh import REMOTE_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / 'build' / 'targets'
-CERTIFY_TIMEOUT = 20 * 60
-"""A whole certification of one target; the slowest (docker) takes about 3 minutes here."""
+CERTIFY_TIMEOUT = 25 * 60
+"""A whole certification of one target; the slowest (docker on gVisor, on both event loops) takes about 7 minutes."""
 SLOW_PROVIDER = ['-n', '2', '--conformance-profile', 'ci', '--conformance-time-scale', '3']
 """Two workers, the CI profile's Hypothesis examples, and hang guards three times as long: every operation is a
 process (docker exec, an ssh round trip, a bwrap launch), and the model-based rule's bound is for all its steps."""
@@ -38,24 +41,36 @@ def _service(name: str) -> str:
     return value
 
 
+BOTH_LOOPS = ['--anyio-backend', 'all']
+"""Docker on gVisor runs on asyncio and trio (its client is a process, so both loops apply)."""
+
+
 def _required_targets() -> dict[str, list[str]]:
+    """Each required run (named as its report directory) and its arguments."""
+    docker_image = ['--image', _service('WC_DOCKER_IMAGE'), '--user', '1000:1000']
     return {
-        'docker': ['--image', _service('WC_DOCKER_IMAGE'), '--user', '1000:1000', *SLOW_PROVIDER],
+        'docker': [*docker_image, *SLOW_PROVIDER],
+        'docker+runtime=runsc': [*docker_image, '--runtime', 'runsc', *SLOW_PROVIDER, *BOTH_LOOPS],
+        # Podman on asyncio only: on both loops it takes about 12 minutes here, which .ci/run's 45 cannot hold.
+        'podman': ['--image', _service('WC_PODMAN_IMAGE'), '--user', '1000:1000', *SLOW_PROVIDER],
         'ssh': ['--host', _service('WC_SSH_HOST'), '--ssh-config', _service('WC_SSH_CONFIG'), *SLOW_PROVIDER],
         'bubblewrap': SLOW_PROVIDER,
     }
 
 
-def _certify(target: str, arguments: list[str], scratch: Path) -> subprocess.CompletedProcess[str]:
-    """Run `workspace-conformance certify TARGET` with its own TMPDIR, writing the report for the matrix."""
+def _certify(run: str, arguments: list[str], scratch: Path) -> subprocess.CompletedProcess[str]:
+    """Run `workspace-conformance certify TARGET` (the run's name up to `+`) with its own TMPDIR, for the matrix."""
     temporary = scratch / 'tmp'
     temporary.mkdir()
-    output = REPORTS / target
+    output = REPORTS / run
     output.mkdir(parents=True, exist_ok=True)
     for stale in output.iterdir():
         stale.unlink()
+    target = run.partition('+')[0]
+    if '--anyio-backend' not in arguments:
+        arguments = [*arguments, '--anyio-backend', 'asyncio']
     command = [sys.executable, '-m', 'workspace_conformance', 'certify', target, *arguments]
-    command += ['--anyio-backend', 'asyncio', '--require', '--report', str(output)]
+    command += ['--require', '--report', str(output)]
     return subprocess.run(
         command,
         capture_output=True,
@@ -85,8 +100,8 @@ def _leftovers(target: str, scratch: Path) -> list[str]:
     """What the run left: files in its TMPDIR, processes naming it, containers, remote directories."""
     left = [f'temporary file {path}' for path in (scratch / 'tmp').rglob('*')]
     left += [f'process {line}' for line in _processes_mentioning(str(scratch / 'tmp'))]
-    if target == 'docker':
-        left += [f'container {name}' for name in _containers()]
+    if target in ('docker', 'podman'):
+        left += [f'container {name}' for name in _containers(target)]
     if target == 'ssh':
         listed = subprocess.run(
             ['ssh', '-F', _service('WC_SSH_CONFIG'), _service('WC_SSH_HOST'), f'ls -A {REMOTE_ROOT} 2>/dev/null'],
@@ -99,13 +114,17 @@ def _leftovers(target: str, scratch: Path) -> list[str]:
     return left
 
 
-@pytest.mark.parametrize('target', ['docker', 'ssh', 'bubblewrap'])
-def test_a_real_target_is_certified_or_partial_with_every_gap_explained(target: str, tmp_path: Path) -> None:
-    done = _certify(target, _required_targets()[target], tmp_path)
+@pytest.mark.parametrize('run', ['docker', 'docker+runtime=runsc', 'podman', 'ssh', 'bubblewrap'])
+def test_a_real_target_is_certified_or_partial_with_every_gap_explained(run: str, tmp_path: Path) -> None:
+    target = run.partition('+')[0]
+    done = _certify(run, _required_targets()[run], tmp_path)
     sys.stdout.write(done.stdout[-3000:])
-    report_path = REPORTS / target / 'report.json'
-    assert report_path.exists(), f'no report for {target}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr}'
+    report_path = REPORTS / run / 'report.json'
+    assert report_path.exists(), f'no report for {run}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr}'
     report = load_report(report_path)
+    if BOTH_LOOPS[1] in _required_targets()[run]:
+        assert report.suites[0].anyio_backends == ['asyncio', 'trio'], f'{run}: {report.suites[0].anyio_backends}'
+
     assert report.complete, f'{target}: the run did not finish every rule'
     assert report.verdict in ('certified', 'partial'), f'{target}: {report.verdict}\n{done.stdout[-4000:]}'
     assert done.returncode == (0 if report.verdict == 'certified' else 1)
@@ -118,7 +137,8 @@ def test_a_real_target_is_certified_or_partial_with_every_gap_explained(target: 
 
 
 @pytest.mark.parametrize(
-    ('target', 'credential'), [('e2b', 'E2B_API_KEY'), ('modal', 'MODAL_TOKEN_ID'), ('daytona', 'DAYTONA_API_KEY')]
+    ('target', 'credential'),
+    [('e2b', 'E2B_API_KEY'), ('modal', 'MODAL_TOKEN_ID'), ('daytona', 'DAYTONA_API_KEY'), ('sprites', 'SPRITE_TOKEN')],
 )
 def test_a_hosted_target_runs_only_with_its_credentials_and_is_never_passed_without(
     target: str, credential: str, tmp_path: Path
@@ -135,6 +155,26 @@ def test_a_hosted_target_runs_only_with_its_credentials_and_is_never_passed_with
     record = json.loads((REPORTS / target / NOT_RUN_FILE).read_text())
     assert record == {'target': target, 'verdict': 'not run', 'reason': f'no {credential}'}
     assert not (REPORTS / target / 'report.json').exists()
+
+
+@pytest.mark.parametrize(('target', 'option'), [('boxlite', 'WC_BOXLITE_ROOTFS'), ('smol', None)])
+def test_a_micro_vm_target_is_certified_where_it_boots_and_not_run_with_the_boot_failure_where_not(
+    target: str, option: str | None, tmp_path: Path
+) -> None:
+    """ci/services booted one test VM (the boot probe); the target runs if it booted, else says why it did not."""
+    record = json.loads(boot_record_path(target).read_text())
+    arguments = ['--rootfs', _service(option)] if option else []
+    done = _certify(target, [*arguments, '--conformance-profile', 'ci', '--conformance-time-scale', '3'], tmp_path)
+    if record['booted']:
+        report = load_report(REPORTS / target / 'report.json')
+        assert report.complete and report.verdict in ('certified', 'partial'), done.stdout[-4000:]
+    else:
+        reason = f'the micro-VM does not boot here: {record["reason"]}'
+        assert done.returncode == 1, 'a required target that cannot run must fail (--require)'
+        assert f'{target}: not run: {reason}' in done.stdout, done.stdout[-2000:]
+        not_run = json.loads((REPORTS / target / NOT_RUN_FILE).read_text())
+        assert not_run == {'target': target, 'verdict': 'not run', 'reason': reason}
+    assert _leftovers(target, tmp_path) == []
 
 
 def test_an_interrupted_docker_certification_removes_its_containers(tmp_path: Path) -> None:
@@ -169,9 +209,9 @@ def test_an_interrupted_docker_certification_removes_its_containers(tmp_path: Pa
     assert list(temporary.iterdir()) == []
 
 
-def _containers() -> list[str]:
+def _containers(engine: str = 'docker') -> list[str]:
     listed = subprocess.run(
-        ['docker', 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}'],
+        [engine, 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}'],
         capture_output=True,
         text=True,
         check=True,

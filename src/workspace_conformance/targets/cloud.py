@@ -1,4 +1,4 @@
-"""The `e2b`, `modal` and `daytona` targets: hosted sandboxes, run only when their credentials are set."""
+"""The `e2b`, `modal`, `daytona` and `sprites` targets: hosted sandboxes, run only when their credentials are set."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ._ledger import read_refs
 from ._probe import missing_module
 from .base import NamedTarget, Target, TargetOption
 
-__all__ = ('DAYTONA', 'E2B', 'MODAL')
+__all__ = ('DAYTONA', 'E2B', 'MODAL', 'SPRITES')
 
 _WORKING_DIR = TargetOption('working-dir', "absolute working directory in the sandbox (default: the provider's)")
 
@@ -114,6 +114,23 @@ def _daytona(options: Mapping[str, str], run_id: str) -> Target:
     return _cloud_target('daytona', "pydantic-ai-harness's DaytonaSandboxBackend", build, capability.destroy)
 
 
+def _sprites(options: Mapping[str, str], run_id: str) -> Target:
+    from pydantic_ai_harness.sprites_sandbox import SpritesSandbox, SpritesSandboxBackend
+
+    capability = SpritesSandbox(runtime=options.get('runtime'), working_dir=options.get('working-dir'))
+
+    def build(ref: WorkspaceRef | None) -> WorkspaceBackend:
+        # Without `client=`, each backend opens its own client from SPRITE_TOKEN on first use.
+        backend: WorkspaceBackend = (
+            capability.backend(ref)
+            if ref is not None
+            else SpritesSandboxBackend(runtime=options.get('runtime'), working_dir=options.get('working-dir'))
+        )
+        return backend
+
+    return _cloud_target('sprites', "pydantic-ai-harness's SpritesSandboxBackend", build, capability.destroy)
+
+
 E2B = NamedTarget(
     name='e2b',
     description="pydantic-ai-harness's E2BSandboxBackend on E2B (needs E2B_API_KEY)",
@@ -138,5 +155,15 @@ DAYTONA = NamedTarget(
     build=_daytona,
     missing=_missing(('DAYTONA_API_KEY',), 'daytona', 'daytona'),
     options=(TargetOption('snapshot', "Daytona snapshot for new sandboxes (default: Daytona's)"), _WORKING_DIR),
+    extra='harness',
+)
+
+SPRITES = NamedTarget(
+    name='sprites',
+    description="pydantic-ai-harness's SpritesSandboxBackend on Fly.io Sprites (needs SPRITE_TOKEN)",
+    build=_sprites,
+    # The harness reads SPRITE_TOKEN (the Sprites SDK itself reads no environment variable).
+    missing=_missing(('SPRITE_TOKEN',), 'sprites', 'sprites'),
+    options=(TargetOption('runtime', "Sprites runtime for new sprites (default: Sprites')"), _WORKING_DIR),
     extra='harness',
 )

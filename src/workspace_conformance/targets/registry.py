@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from .base import NamedTarget, Target
 from .bubblewrap import BUBBLEWRAP
-from .cloud import DAYTONA, E2B, MODAL
+from .cloud import DAYTONA, E2B, MODAL, SPRITES
 from .docker import DOCKER, PODMAN
 from .doubles import MEMORY, PROVIDER
 from .local import local_target
 from .local_shell import LOCAL_SHELL
+from .microvm import BOXLITE, SMOL
 from .ssh import SSH
 
 __all__ = ('NAMED_TARGETS', 'TargetStatus', 'target_statuses')
@@ -29,7 +30,10 @@ LOCAL = NamedTarget(
 
 NAMED_TARGETS: dict[str, NamedTarget] = {
     target.name: target
-    for target in (LOCAL, LOCAL_SHELL, MEMORY, PROVIDER, DOCKER, PODMAN, SSH, BUBBLEWRAP, E2B, MODAL, DAYTONA)
+    for target in (
+        *(LOCAL, LOCAL_SHELL, MEMORY, PROVIDER, DOCKER, PODMAN, SSH, BUBBLEWRAP, BOXLITE, SMOL),
+        *(E2B, MODAL, DAYTONA, SPRITES),
+    )
 }
 
 
