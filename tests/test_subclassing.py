@@ -185,7 +185,7 @@ def test_the_suite_works_without_the_reports_plugin(pytester: pytest.Pytester) -
     # Rules, classified skips at their rule's line and overridden items all come from the suite and its runtime.
     result.stdout.fnmatch_lines(
         [
-            '*lifecycle.py:*lifecycle/building_a_backend_creates_nothing] fixture-missing: provide the `fresh_backend`*',
+            '*lifecycle.py:*building_a_backend_creates_nothing] fixture-missing: provide the `fresh_backend`*',
             '*commands/stdin_is_at_eof] overridden: replaced by the subclass TestOverriding*',
         ],
         consecutive=False,
