@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import types
+import weakref
 from collections.abc import Generator
 from typing import Any
 
@@ -44,11 +45,22 @@ def pytest_pycollect_makeitem(
         return result
     if not getattr(klass, '__conformance_suite__', False):
         return result
-    override = next((o for o in overridden_rules(klass) if f'test_{o.rule.id}' == name), None)
+    override = _overrides_of(klass).get(name)
     if override is None:
         return result
     found = [] if result is None else list(result) if isinstance(result, list | tuple) else [result]
     return [*found, _item_for(collector, klass, override)]
+
+
+_OVERRIDES: weakref.WeakKeyDictionary[type, dict[str, Override]] = weakref.WeakKeyDictionary()
+
+
+def _overrides_of(klass: type) -> dict[str, Override]:
+    """`test_<id>` -> the override, read once per class (collection asks for every name of the class)."""
+    found = _OVERRIDES.get(klass)
+    if found is None:
+        found = _OVERRIDES[klass] = {f'test_{o.rule.id}': o for o in overridden_rules(klass)}
+    return found
 
 
 def _item_for(parent: pytest.Class, klass: type, override: Override) -> OverriddenRule:

@@ -142,7 +142,7 @@ class Override:
 def overridden_rules(suite: type) -> tuple[Override, ...]:
     """The rules of the suite's bases that a subclass overrode with something that is not a rule."""
     narrowed: frozenset[str] = getattr(suite, NARROWED_ATTRIBUTE, frozenset())
-    return tuple(override for override in _read(suite)[1] if override.rule.id not in narrowed)
+    return tuple(_override(*found) for found in _read(suite)[1] if found[0].id not in narrowed)
 
 
 def narrow(suite: type, keep: Iterable[str]) -> None:
@@ -161,9 +161,9 @@ def narrow(suite: type, keep: Iterable[str]) -> None:
     setattr(suite, NARROWED_ATTRIBUTE, frozenset(left_out) | getattr(suite, NARROWED_ATTRIBUTE, frozenset()))
 
 
-def _read(suite: type) -> tuple[tuple[Rule, ...], tuple[Override, ...]]:
+def _read(suite: type) -> tuple[tuple[Rule, ...], tuple[tuple[Rule, object, type], ...]]:
     rules: dict[str, Rule] = {}
-    overrides: dict[str, Override] = {}
+    overrides: dict[str, tuple[Rule, object, type]] = {}
     for klass in reversed(suite.__mro__):
         for name, member in vars(klass).items():
             if not name.startswith('test_'):
@@ -174,7 +174,7 @@ def _read(suite: type) -> tuple[tuple[Rule, ...], tuple[Override, ...]]:
                 rules[meta.id] = meta
                 overrides.pop(meta.id, None)
             elif rule_id in rules:
-                overrides[rule_id] = _override(rules.pop(rule_id), member, klass)
+                overrides[rule_id] = (rules.pop(rule_id), member, klass)
     order: dict[str, int] = {area: index for index, area in enumerate(AREAS)}
 
     def key(meta: Rule) -> int:
@@ -182,7 +182,7 @@ def _read(suite: type) -> tuple[tuple[Rule, ...], tuple[Override, ...]]:
 
     return (
         tuple(sorted(rules.values(), key=key)),
-        tuple(sorted(overrides.values(), key=lambda override: key(override.rule))),
+        tuple(sorted(overrides.values(), key=lambda found: key(found[0]))),
     )
 
 

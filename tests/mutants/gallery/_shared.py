@@ -66,10 +66,52 @@ def _refuse_outside(path: str | Path, root: str | Path) -> None:
         raise ValueError(f'mutant refuses to touch {path}, which is not below its working directory {root}')
 
 
+def _decoded(exit_code: int, stdout: bytes | bytearray, stderr: bytes | bytearray) -> CommandResult:
+    """The result of a command that exited with `exit_code`, its output decoded as `LocalWorkspaceBackend` does."""
+    return CommandResult(
+        exit_code=exit_code, stdout=stdout.decode(errors='replace'), stderr=stderr.decode(errors='replace')
+    )
+
+
 async def _drain(stream: anyio.abc.ByteReceiveStream | None, into: bytearray) -> None:
     assert stream is not None
     async for chunk in stream:
         into.extend(chunk)
+
+
+class RewritesCommands(LocalWorkspaceBackend):
+    """`LocalWorkspaceBackend.run` of the command that `_rewrite_command` makes of the one given."""
+
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
+        return command
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        command = self._rewrite_command(command, shell)
+        return await super().run(command, shell=shell, env=env, timeout=timeout)
+
+
+class RewritesResults(LocalWorkspaceBackend):
+    """`LocalWorkspaceBackend.run`, its result passed through `_rewrite_result`."""
+
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
+        return result
+
+    async def run(
+        self,
+        command: WorkspaceCommand,
+        *,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        return self._rewrite_result(await super().run(command, shell=shell, env=env, timeout=timeout))
 
 
 class HandRolled(LocalWorkspaceBackend):
@@ -128,8 +170,4 @@ class HandRolled(LocalWorkspaceBackend):
                 ) from error
             raise
         await process.aclose()
-        return CommandResult(
-            exit_code=self._exit_code(returncode),
-            stdout=stdout.decode(errors='replace'),
-            stderr=stderr.decode(errors='replace'),
-        )
+        return _decoded(self._exit_code(returncode), stdout, stderr)

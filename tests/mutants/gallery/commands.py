@@ -25,7 +25,7 @@ from pydantic_ai.workspaces import (
 )
 
 from ..registry import mutant, on_shared_dir
-from ._shared import HandRolled, _blocking, _command_env, _drain
+from ._shared import HandRolled, RewritesCommands, RewritesResults, _blocking, _command_env, _drain
 
 
 class GuessesTheCommandForm(LocalWorkspaceBackend):
@@ -52,18 +52,11 @@ mutant(
 )
 
 
-class JoinsArgvWithShell(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class JoinsArgvWithShell(RewritesCommands):
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if shell and not isinstance(command, str):
             command = shlex.join(command)
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return command
 
 
 mutant(
@@ -74,20 +67,13 @@ mutant(
 )
 
 
-class FeedsAStrayLine(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class FeedsAStrayLine(RewritesCommands):
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if isinstance(command, str):
             command = f'printf "unexpected\\n" | sh -c {shlex.quote(command)}'
         else:
             command = ['sh', '-c', 'printf "unexpected\\n" | "$@"', 'sh', *command]
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return command
 
 
 mutant(
@@ -98,16 +84,8 @@ mutant(
 )
 
 
-class DropsUndecodableBytes(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class DropsUndecodableBytes(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         # What decoding with errors='ignore' gives: the undecodable bytes vanish instead of becoming U+FFFD.
         return dataclasses.replace(
             result, stdout=result.stdout.replace('\ufffd', ''), stderr=result.stderr.replace('\ufffd', '')
@@ -122,16 +100,8 @@ mutant(
 )
 
 
-class TruncatesStdout(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class TruncatesStdout(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stdout=result.stdout[: 64 * 1024])
 
 
@@ -143,16 +113,8 @@ mutant(
 )
 
 
-class TruncatesStderr(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class TruncatesStderr(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stderr=result.stderr[: 64 * 1024])
 
 
@@ -164,16 +126,8 @@ mutant(
 )
 
 
-class MergesStderrIntoStdout(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class MergesStderrIntoStdout(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stdout=result.stdout + result.stderr, stderr='')
 
 
@@ -255,18 +209,11 @@ mutant(
 )
 
 
-class RunsOnlyTheLastLine(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class RunsOnlyTheLastLine(RewritesCommands):
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if isinstance(command, str) and '\n' in command:
             command = command.splitlines()[-1]
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return command
 
 
 mutant(
@@ -394,16 +341,8 @@ mutant(
 )
 
 
-class SignedByteExitCode(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class SignedByteExitCode(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         code = result.exit_code
         return dataclasses.replace(result, exit_code=code - 256 if code > 127 else code)
 
@@ -544,16 +483,8 @@ mutant(
 )
 
 
-class UniversalNewlines(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class UniversalNewlines(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
 
         def universal(text: str) -> str:
             return text.replace('\r\n', '\n').replace('\r', '\n')
@@ -569,16 +500,8 @@ mutant(
 )
 
 
-class DecodesAsLatin1(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class DecodesAsLatin1(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
 
         def latin1(text: str) -> str:
             return text.encode('utf-8', errors='surrogateescape').decode('latin-1')
@@ -594,16 +517,8 @@ mutant(
 )
 
 
-class StripsOutput(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class StripsOutput(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stdout=result.stdout.strip(), stderr=result.stderr.strip())
 
 
@@ -615,16 +530,8 @@ mutant(
 )
 
 
-class OutputAsCStrings(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class OutputAsCStrings(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stdout=result.stdout.split('\x00')[0], stderr=result.stderr.split('\x00')[0])
 
 
@@ -636,18 +543,11 @@ mutant(
 )
 
 
-class AsciiArgv(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class AsciiArgv(RewritesCommands):
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if not isinstance(command, str):
             command = [item.encode('ascii', errors='replace').decode('ascii') for item in command]
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return command
 
 
 mutant(
@@ -658,21 +558,14 @@ mutant(
 )
 
 
-class MergesStreamsAtTheSource(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class MergesStreamsAtTheSource(RewritesCommands):
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         # A pty has one output channel: whatever the command writes to stderr arrives on stdout, in order.
         if isinstance(command, str):
             command = f'exec 2>&1\n{command}'
         else:
             command = ['sh', '-c', 'exec "$@" 2>&1', 'sh', *command]
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return command
 
 
 mutant(
@@ -683,16 +576,8 @@ mutant(
 )
 
 
-class StderrOnlyOnFailure(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class StderrOnlyOnFailure(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return result if result.exit_code else dataclasses.replace(result, stderr='')
 
 
@@ -749,16 +634,8 @@ mutant(
 )
 
 
-class ReturnsRawBytes(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class ReturnsRawBytes(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         raw: Any = (result.stdout.encode(), result.stderr.encode())
         return dataclasses.replace(result, stdout=raw[0], stderr=raw[1])
 
@@ -771,16 +648,8 @@ mutant(
 )
 
 
-class ExitCodeAsAFlag(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class ExitCodeAsAFlag(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         flag: Any = result.exit_code != 0
         return dataclasses.replace(result, exit_code=flag)
 
@@ -815,18 +684,11 @@ mutant(
 )
 
 
-class LoginShell(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class LoginShell(RewritesCommands):
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if isinstance(command, str) and shell:
             command = f'cd "${{HOME:-/}}" 2>/dev/null || cd /\n{command}'
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return command
 
 
 mutant(
@@ -859,19 +721,12 @@ mutant(
 )
 
 
-class ResolvesProgramsOnTheHost(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class ResolvesProgramsOnTheHost(RewritesCommands):
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if not isinstance(command, str) and command and '/' in command[0]:
             # Made absolute against the client's own directory before the command is sent.
             command = [os.path.abspath(command[0]), *command[1:]]
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return command
 
 
 mutant(

@@ -25,7 +25,7 @@ from pydantic_ai.workspaces import (
 from pydantic_ai.workspaces.protocol import validate_timeout
 
 from ..registry import mutant, on_shared_dir
-from ._shared import HandRolled, _blocking, _check_form, _command_env, _within
+from ._shared import HandRolled, _blocking, _check_form, _command_env, _decoded, _within
 
 
 class WaitsForPipeEof(LocalWorkspaceBackend):
@@ -52,11 +52,7 @@ class WaitsForPipeEof(LocalWorkspaceBackend):
                 )
         except TimeoutError as error:
             raise WorkspaceTimeoutError(f'command timed out after {timeout:g}s') from error
-        return CommandResult(
-            exit_code=done.returncode,
-            stdout=done.stdout.decode(errors='replace'),
-            stderr=done.stderr.decode(errors='replace'),
-        )
+        return _decoded(done.returncode, done.stdout, done.stderr)
 
 
 mutant(
@@ -102,11 +98,7 @@ class AbandonsOnCancel(LocalWorkspaceBackend):
                 os.killpg(process.pid, signal.SIGKILL)
             await _blocking(process.communicate)
             raise WorkspaceTimeoutError(f'command timed out after {timeout:g}s') from error
-        return CommandResult(
-            exit_code=process.returncode,
-            stdout=stdout.decode(errors='replace'),
-            stderr=stderr.decode(errors='replace'),
-        )
+        return _decoded(process.returncode, stdout, stderr)
 
 
 mutant(
@@ -245,11 +237,7 @@ class ReturnsAtEndOfOutput(LocalWorkspaceBackend):
 
         process, stdout, stderr = await _blocking(run_until_eof)
         self._unreaped.append(process)  # polled (reaped) by a later call
-        return CommandResult(
-            exit_code=process.poll() or 0,
-            stdout=stdout.decode(errors='replace'),
-            stderr=stderr.decode(errors='replace'),
-        )
+        return _decoded(process.poll() or 0, stdout, stderr)
 
 
 mutant(

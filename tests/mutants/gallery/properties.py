@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pydantic_ai.workspaces import CommandResult, FileEntry, LocalWorkspaceBackend, WorkspaceCommand
 
 from ..registry import mutant, on_shared_dir
+from ._shared import RewritesCommands
 
 
 class StripsNameWhitespace(LocalWorkspaceBackend):
@@ -46,20 +47,13 @@ class OneLevelOfParents(LocalWorkspaceBackend):
         await super().write_bytes(path, data)
 
 
-class DropsEmptyArguments(LocalWorkspaceBackend):
+class DropsEmptyArguments(RewritesCommands):
     """Passes argv through a layer that drops empty strings, as naive command builders do."""
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if not isinstance(command, str):
             command = [item for item in command if item]
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return command
 
 
 class StripsEnvValues(LocalWorkspaceBackend):

@@ -1,49 +1,29 @@
 """A commands-only backend: `LocalWorkspaceBackend`'s `run`, `ref` and `working_dir`, files through the shell."""
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from pydantic_ai.workspaces import (
-    CommandResult,
-    LocalWorkspaceBackend,
-    WorkspaceBackend,
-    WorkspaceCommand,
-    WorkspaceRef,
-)
+from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
 if TYPE_CHECKING:
+    from tests.parity.corpus._delegating import CommandsOf
+
     from workspace_conformance import WorkspaceBackendSuite
 else:  # the runner writes parity_suite.py: upstream's class or ours
+    from _delegating import CommandsOf
     from parity_suite import WorkspaceBackendSuite
 
 CORRECT = True
 DEFECTS: dict[str, str] = {}
 
 
-class ShellOnlyBackend:
+class ShellOnlyBackend(CommandsOf):
     """Commands only: pydantic-ai derives every file operation from this backend's shell."""
 
     def __init__(self, root: Path) -> None:
-        self._local = LocalWorkspaceBackend(root)
-
-    @property
-    def ref(self) -> WorkspaceRef | None:
-        return self._local.ref
-
-    async def working_dir(self) -> str:
-        return await self._local.working_dir()
-
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        return await self._local.run(command, shell=shell, env=env, timeout=timeout)
+        super().__init__(LocalWorkspaceBackend(root))
 
 
 class TestShellOnly(WorkspaceBackendSuite):
