@@ -6,7 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 STATE="$WC_SERVICES/podman"
 IMAGE="localhost/workspace-conformance/busybox:ci"
-# Podman's store, run roots and runc's state: removed by `down` when `up` made them (nothing else used Podman).
+# Podman's store, run roots and runc's state: removed by `down` when `up` found the store without images or
+# containers (nothing else uses Podman here), so nothing of Podman's is left however the directories came about.
 HOST_DIRS="/var/lib/containers /run/containers /run/libpod /run/runc"
 
 up() {
@@ -14,7 +15,7 @@ up() {
     apt_install catatonit catatonit
     apt_install busybox busybox-static
     mkdir -p "$STATE"
-    for dir in $HOST_DIRS; do [ -e "$dir" ] || echo "$dir" >> "$STATE/created-dirs"; done
+    if [ -z "$(podman ps --all --quiet)" ] && [ -z "$(podman images --quiet)" ]; then touch "$STATE/owns-store"; fi
     local rootfs="$STATE/rootfs"
     busybox_rootfs "$rootfs"
     tar -C "$rootfs" -c . | podman import --change 'ENV PATH=/usr/bin:/bin' - "$IMAGE" >/dev/null
@@ -32,9 +33,9 @@ down() {
         [ -z "$containers" ] || podman rm --force --volumes $containers >/dev/null
         podman rmi --force "$IMAGE" >/dev/null 2>&1 || true
     fi
-    if [ -s "$STATE/created-dirs" ]; then
+    if [ -e "$STATE/owns-store" ]; then
         command -v podman >/dev/null 2>&1 && podman system reset --force >/dev/null 2>&1
-        while read -r dir; do rm -rf "$dir"; done < "$STATE/created-dirs"
+        rm -rf $HOST_DIRS
     fi
     rm -rf "$STATE"
     say "podman containers and image removed"
