@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .. import vocabulary
 from ..vocabulary import Outcome, RuleStatus, Verdict
 
 __all__ = (
@@ -25,9 +26,7 @@ __all__ = (
     'verdict_of',
 )
 
-SkipKind = Literal[
-    'not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner', 'overridden', 'unclassified'
-]
+SkipKind = Literal[vocabulary.SkipKind, 'unclassified']
 """The suite's skip kinds (`vocabulary.SkipKind`), and `unclassified` for a skip no rule classified."""
 
 

@@ -20,7 +20,7 @@ from ..suite import Rule, catalog, clip, overridden_rules, rule_of, unresponsive
 from ..vocabulary import OUTCOME_PROPERTY
 from .assemble import assemble, now
 from .model import Report
-from .recording import CRASH_PROPERTY, SubjectResults, merge
+from .recording import CRASH_PROPERTY, SubjectResults, merge, user_property
 from .redact import Redactor
 from .render.terminal import write_summary
 from .write import write_all
@@ -184,7 +184,7 @@ class ConformanceRecorder:
             self._write(interrupted=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        found = next((value for key, value in report.user_properties if key == PROPERTY), None)
+        found = user_property(report, PROPERTY)
         if not isinstance(found, dict):
             return
         tag: dict[str, Any] = found

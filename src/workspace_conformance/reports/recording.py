@@ -10,7 +10,7 @@ import pytest
 from ..vocabulary import OUTCOME_PROPERTY
 from .model import RuleOutcome, RuleSummary, SkipKind, summarize
 
-__all__ = ('CRASH_PROPERTY', 'SubjectResults', 'merge')
+__all__ = ('CRASH_PROPERTY', 'SubjectResults', 'merge', 'user_property')
 
 CRASH_PROPERTY = 'workspace_conformance_excerpt'
 """The crash line of a report whose traceback was cut or redacted (the traceback's own line is gone then)."""
@@ -99,18 +99,15 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
         if report.when == 'setup':
             return None
         if wasxfail is not None:
-            waiver = tag.get('expected_failures', {}).get(rule['id'])
-            return RuleOutcome(**base, outcome='xpassed', reason=str(waiver) if waiver is not None else str(wasxfail))
+            return RuleOutcome(**base, outcome='xpassed', reason=_waiver(tag, wasxfail))
         return RuleOutcome(**base, outcome='passed')
     if report.failed:
         if report.when == 'setup':
             return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report))
         return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report))
     if wasxfail is not None:
-        waiver = tag.get('expected_failures', {}).get(rule['id'])
-        reason = str(waiver) if waiver is not None else str(wasxfail)
-        return RuleOutcome(**base, outcome='xfailed', reason=reason, excerpt=_excerpt(report))
-    classified = next((value for key, value in report.user_properties if key == OUTCOME_PROPERTY), None)
+        return RuleOutcome(**base, outcome='xfailed', reason=_waiver(tag, wasxfail), excerpt=_excerpt(report))
+    classified = user_property(report, OUTCOME_PROPERTY)
     if isinstance(classified, dict) and 'reason' in classified:
         kind = classified.get('skip_kind')
         skip_kind = cast(SkipKind, kind) if kind in _KINDS else 'unclassified'
@@ -118,12 +115,23 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
     return RuleOutcome(**base, outcome='skipped', skip_kind='unclassified', reason=str(report.longrepr))
 
 
+def user_property(report: pytest.TestReport, key: str) -> object:
+    """The value a report carries under `key` in its `user_properties`, or None."""
+    return next((value for name, value in report.user_properties if name == key), None)
+
+
+def _waiver(tag: dict[str, Any], wasxfail: object) -> str:
+    """The reason of a rule's expected failure: the waiver the suite declared, else what pytest recorded."""
+    waiver = tag.get('expected_failures', {}).get(tag['rule']['id'])
+    return str(waiver) if waiver is not None else str(wasxfail)
+
+
 def _excerpt(report: pytest.TestReport) -> str | None:
     """The rule's own failure message (recorded as data by the suite), else what pytest's crash line says."""
-    structured = next((value for key, value in report.user_properties if key == OUTCOME_PROPERTY), None)
+    structured = user_property(report, OUTCOME_PROPERTY)
     if isinstance(structured, dict) and isinstance(structured.get('failure'), str):
         return str(structured['failure'])
-    crash_line = next((value for key, value in report.user_properties if key == CRASH_PROPERTY), None)
+    crash_line = user_property(report, CRASH_PROPERTY)
     if isinstance(crash_line, str):
         return crash_line
     crash = getattr(report.longrepr, 'reprcrash', None)

@@ -89,11 +89,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.user_properties.append((OUTCOME_PROPERTY, {'skip_kind': None, 'reason': str(raised.msg)}))
     if not isinstance(raised, RuleSkipped):
         return report
-    skipped = raised
     report.user_properties.append(
-        (OUTCOME_PROPERTY, {'rule_id': skipped.rule_id, 'skip_kind': skipped.kind, 'reason': skipped.why})
+        (OUTCOME_PROPERTY, {'rule_id': raised.rule_id, 'skip_kind': raised.kind, 'reason': raised.why})
     )
     if is_rule and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
         path, line, _ = item.reportinfo()
-        report.longrepr = (str(path), (line or 0) + 1, f'Skipped: {skipped.msg}')
+        report.longrepr = (str(path), (line or 0) + 1, f'Skipped: {raised.msg}')
     return report

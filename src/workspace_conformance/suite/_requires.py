@@ -33,17 +33,15 @@ __all__ = (
     'tools_to_probe',
 )
 
-PROTOCOLS: dict[str, tuple[type, ...]] = {
-    'commands': (SupportsCommands,),
-    'filesystem': (SupportsFilesystem, SupportsCommands),
-    'realpath': (SupportsRealpath,),
+PROTOCOLS: dict[str, tuple[tuple[type, ...], str]] = {
+    'commands': ((SupportsCommands,), 'the backend does not implement SupportsCommands'),
+    'filesystem': (
+        (SupportsFilesystem, SupportsCommands),
+        'the backend implements neither SupportsFilesystem nor SupportsCommands',
+    ),
+    'realpath': ((SupportsRealpath,), 'the backend does not implement SupportsRealpath'),
 }
 """Protocol requirements: the backend must implement one of these (files are reachable through commands too)."""
-_PROTOCOL_WHY = {
-    'commands': 'the backend does not implement SupportsCommands',
-    'filesystem': 'the backend implements neither SupportsFilesystem nor SupportsCommands',
-    'realpath': 'the backend does not implement SupportsRealpath',
-}
 OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
     'fresh': (('fresh_backend',), 'provide the `fresh_backend` fixture'),
     'attach': (('attach_backend',), 'provide the `attach_backend` fixture'),
@@ -157,9 +155,9 @@ def _contract(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet
 
 
 def _protocols(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
-    for requirement, protocols in PROTOCOLS.items():
+    for requirement, (protocols, why) in PROTOCOLS.items():
         if requirement in rule.requires and not isinstance(backend, protocols):
-            return Unmet('not-applicable', _PROTOCOL_WHY[requirement])
+            return Unmet('not-applicable', why)
     if 'ln' in rule.requires and not _can_hold_symlinks(backend, fixtures):
         return Unmet('not-applicable', NO_SYMLINKS)
     return None
