@@ -54,7 +54,8 @@ def _markdown(catalog: Sequence[Rule]) -> str:
         f'{len(catalog)} rules: {core} core, {len(catalog) - core} extended. '
         "A rule marked *upstream* has the same name and meaning in pydantic-ai's own suite. "
         '*Mutants* counts the broken backends in `tests/mutants/` that make the rule fail: a rule no mutant '
-        'fails would be a check that cannot fail.',
+        'fails would be a check that cannot fail. *Alone* marks a rule that never runs at the same time as others '
+        '(`--conformance-concurrency`): it measures time, or builds, attaches to or destroys environments.',
     ]
     proven = mutant_counts()
     for area in AREAS:
@@ -65,12 +66,12 @@ def _markdown(catalog: Sequence[Rule]) -> str:
             '',
             f'## {area}',
             '',
-            '| rule | level | requires | upstream | mutants | clause |',
-            '| --- | --- | --- | --- | --- | --- |',
+            '| rule | level | requires | upstream | mutants | alone | clause |',
+            '| --- | --- | --- | --- | --- | --- | --- |',
         ]
         lines += [
             f'| `{rule.id}` | {rule.level} | {_requires(rule)} | {"yes" if rule.upstream else "no"} '
-            f'| {proven.get(rule.id, 0)} '
+            f'| {proven.get(rule.id, 0)} | {"yes" if rule.runs_alone else "no"} '
             f'| {_cell(rule.clause)} |'
             for rule in in_area
         ]

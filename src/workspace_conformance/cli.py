@@ -18,7 +18,7 @@ import pytest
 
 from ._version import __version__
 from .catalog_format import FORMATS, render_catalog
-from .options import keyword_problem, output_directory_problem, time_scale, workers
+from .options import concurrency, keyword_problem, max_duration, output_directory_problem, time_scale, workers
 from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
@@ -128,6 +128,21 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar='X',
         help='multiply every hang guard and wait (a finite number > 0, e.g. 3 for a slow provider)',
+    )
+    certify.add_argument(
+        '--conformance-concurrency',
+        type=concurrency,
+        default=None,
+        metavar='N',
+        help='rules checked at once against the one environment: auto (the default; up to 16 on a backend whose calls '
+        'take 25 ms or more), or N (1: one at a time)',
+    )
+    certify.add_argument(
+        '--conformance-max-duration',
+        type=max_duration,
+        default=None,
+        metavar='SECONDS',
+        help='end the run after this many seconds: the report is incomplete, the rules not yet checked are missing',
     )
     certify.add_argument(
         '--conformance-profile',
@@ -483,6 +498,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             pytest_args += ['-n', str(args.workers)]
         if args.conformance_time_scale is not None:
             pytest_args += ['--conformance-time-scale', str(args.conformance_time_scale)]
+        if args.conformance_concurrency is not None:
+            pytest_args += ['--conformance-concurrency', str(args.conformance_concurrency)]
+        if args.conformance_max_duration is not None:
+            pytest_args += ['--conformance-max-duration', str(args.conformance_max_duration)]
         pytest_args += ['--conformance-profile', args.conformance_profile]
         output = args.bundle or args.report
         if output:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from _pytest.mark.expression import Expression
 
-__all__ = ('keyword_problem', 'output_directory_problem', 'time_scale', 'workers')
+__all__ = ('concurrency', 'keyword_problem', 'max_duration', 'output_directory_problem', 'time_scale', 'workers')
 
 _CERTIFY_KEYWORDS = ('TestCertification', 'test_certification.py', 'anyio', 'conformance_rule', 'usefixtures')
 """The names pytest's -k matches for every rule of `certify`'s generated suite, besides the rule's own test name."""
@@ -31,6 +31,26 @@ def time_scale(text: str) -> float:
         raise argparse.ArgumentTypeError(f'{text!r} is not a number: pass a finite number > 0, e.g. 3') from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f'{text!r}: pass a finite number > 0, e.g. 3')
+    return value
+
+
+def concurrency(text: str) -> int | str:
+    """How many rules may run at once against one environment: `auto`, or a whole number from 1 (serial) to 256."""
+    if text == 'auto':
+        return text
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 256:
+        raise argparse.ArgumentTypeError(f'{text!r}: pass auto, or a whole number from 1 (one rule at a time) to 256')
+    return int(text)
+
+
+def max_duration(text: str) -> float:
+    """A session deadline in seconds of wall time: a finite number greater than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number of seconds: pass one > 0, e.g. 900') from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f'{text!r}: pass a finite number of seconds > 0, e.g. 900')
     return value
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from .options import time_scale
+from .options import concurrency, max_duration, time_scale
 from .reports import plugin as reports_plugin
 from .runtime import session as session_hooks
 from .runtime.interrupts import SignalsStopTheRun
 from .suite import _collection as collection_hooks
+from .suite._concurrency import DEFAULT_CONCURRENCY, REMOTE_ROUND_TRIP
 from .vocabulary import PROFILES
 
 __all__ = ('REPORTS_NAME', 'pytest_addoption', 'pytest_configure')
@@ -50,6 +51,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help='Hypothesis profile of the generated cases: ci (fast, repeatable; the default), certify (thorough, '
         'repeatable), dev (random, remembers failures)',
+    )
+    group.addoption(
+        '--conformance-concurrency',
+        dest='conformance_concurrency',
+        metavar='N',
+        type=concurrency,
+        default='auto',
+        help=f'rules checked at once against one shared environment: auto (the default: up to {DEFAULT_CONCURRENCY} '
+        f'when a backend call takes {REMOTE_ROUND_TRIP * 1000:g} ms or more, as over a network; else one at a time), '
+        'or N (1: one at a time); rules marked alone, and every rule of a function-scoped backend, run by themselves',
+    )
+    group.addoption(
+        '--conformance-max-duration',
+        dest='conformance_max_duration',
+        metavar='SECONDS',
+        type=max_duration,
+        default=None,
+        help='end the session after this many seconds of wall time: the report is marked incomplete and the rules '
+        'not yet checked are missing',
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 __all__ = (
+    'ACCOUNTING_PROPERTY',
     'AREAS',
     'BYPASS_CAPABILITIES',
     'LEVELS',
@@ -77,6 +78,10 @@ ReportFormat = Literal['json', 'md', 'html', 'junit', 'badge', 'badge-json']
 REPORT_FORMATS: tuple[ReportFormat, ...] = get_args(ReportFormat)
 
 OUTCOME_PROPERTY = 'workspace_conformance_outcome'
-"""The `user_properties` key of a rule's structured outcome: `{'rule_id', 'skip_kind', 'reason'}` or `{'failure'}`."""
+"""The `user_properties` key of a rule's structured outcome: `{'rule_id', 'skip_kind', 'reason'}`, `{'failure'}`, or
+`{'missing'}` (the session stopped before the rule had a result)."""
+ACCOUNTING_PROPERTY = 'workspace_conformance_accounting'
+"""The `user_properties` key of a rule's cost: `{'calls', 'round_trips', 'seconds'}` (backend calls, serial round
+trips, and the rule's own wall time, which is not its item's when it ran in a batch)."""
 BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'
 """The capabilities `setpriv` drops so that root cannot bypass file permissions (the permission rule runs for real)."""

@@ -89,6 +89,8 @@ def test_a_hostile_backend_is_certified_within_the_bound_and_leaves_nothing(
     record_property('hostile', summary)
     assert not run.timed_out, f'{entry.id} did not finish within its {run.bound:.1f} s bound:\n{run.stdout[-3000:]}'
     assert run.wall < run.bound
+    if entry.max_seconds is not None:
+        assert run.wall < entry.max_seconds, f'{entry.id} took {run.wall:.1f} s, more than {entry.max_seconds:g} s'
     assert run.returncode == 1, run.stdout[-3000:]
     assert run.report is not None, run.report_problem
     assert 'INTERNALERROR' not in run.stdout and 'Traceback' not in run.stderr, run.stderr

@@ -44,7 +44,12 @@ class RuleOutcome(BaseModel):
     skip_kind: SkipKind | None = None
     reason: str | None = None
     duration: float = 0.0
+    """Seconds: its setup and teardown, and the rule's own time (in a batch, not its item's wall time)."""
     excerpt: str | None = None
+    calls: int | None = None
+    """Backend operations the rule made (None: it made none through the suite's tracing, e.g. it skipped first)."""
+    round_trips: int | None = None
+    """Of those, the ones that started with no other of the rule's calls in flight: its serial round trips."""
 
 
 class RuleSummary(BaseModel):

@@ -7,7 +7,7 @@ from typing import Any, cast, get_args
 
 import pytest
 
-from ..vocabulary import OUTCOME_PROPERTY
+from ..vocabulary import ACCOUNTING_PROPERTY, OUTCOME_PROPERTY
 from .model import RuleOutcome, RuleSummary, SkipKind, summarize
 
 __all__ = ('CRASH_PROPERTY', 'SubjectResults', 'merge', 'user_property')
@@ -79,7 +79,11 @@ class SubjectResults:
 def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str, Any]) -> RuleOutcome | None:
     """Fold one phase's report (setup, call, teardown) into the rule's outcome so far."""
     rule = tag['rule']
-    duration = (previous.duration if previous else 0.0) + report.duration
+    cost = user_property(report, ACCOUNTING_PROPERTY)
+    cost = cost if isinstance(cost, dict) else {}
+    # A rule checked in a batch ran within another item's call: its own seconds are what it cost.
+    seconds = float(cost.get('seconds', report.duration))
+    duration = (previous.duration if previous else 0.0) + seconds
     base: dict[str, Any] = {
         'rule_id': rule['id'],
         'area': rule['area'],
@@ -87,6 +91,8 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
         'clause': rule['clause'],
         'anyio_backend': tag['anyio_backend'],
         'duration': duration,
+        'calls': cost.get('calls', previous.calls if previous else None),
+        'round_trips': cost.get('round_trips', previous.round_trips if previous else None),
     }
     wasxfail = getattr(report, 'wasxfail', None)
     if report.when == 'teardown':
@@ -101,13 +107,15 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
         if wasxfail is not None:
             return RuleOutcome(**base, outcome='xpassed', reason=_waiver(tag, wasxfail))
         return RuleOutcome(**base, outcome='passed')
+    classified = user_property(report, OUTCOME_PROPERTY)
+    if report.failed and isinstance(classified, dict) and 'missing' in classified:
+        return RuleOutcome(**base, outcome='missing', reason=str(classified['missing']))
     if report.failed:
         if report.when == 'setup':
             return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report))
         return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report))
     if wasxfail is not None:
         return RuleOutcome(**base, outcome='xfailed', reason=_waiver(tag, wasxfail), excerpt=_excerpt(report))
-    classified = user_property(report, OUTCOME_PROPERTY)
     if isinstance(classified, dict) and 'reason' in classified:
         kind = classified.get('skip_kind')
         skip_kind = cast(SkipKind, kind) if kind in _KINDS else 'unclassified'

@@ -6,16 +6,55 @@ The reporting plugin registers this module, so it is active wherever the rules r
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
 
+from ..suite._concurrency import AHEAD, DEADLINE, PLAN, halt_reason, plan
 from ..suite._guard import CLEANUP_BOUND, SCALE_FIXTURE, RuleFailure, describe_latest, unresponsive
 from ..suite._rules import DEFAULT_TIMEOUT, rule_of
+from ..suite._tracing import HUNG
 from .watchdog import GRACE, WATCHDOG
 
-__all__ = ('pytest_pyfunc_call', 'pytest_runtest_setup', 'pytest_runtest_teardown', 'pytest_sessionfinish')
+__all__ = (
+    'pytest_pyfunc_call',
+    'pytest_runtest_protocol',
+    'pytest_runtest_setup',
+    'pytest_runtest_teardown',
+    'pytest_sessionfinish',
+    'pytest_sessionstart',
+)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start the session's deadline (`--conformance-max-duration`) and forget the hangs of an earlier session."""
+    HUNG.clear()
+    seconds = session.config.getoption('conformance_max_duration', default=None)
+    if isinstance(seconds, int | float):
+        session.stash[DEADLINE] = time.monotonic() + float(seconds)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """Once the session is halted (its deadline passed, or a rule ignored cancellation), rules without a result stop.
+
+    The item is not run at all, so its rule is `missing` from the report, which is marked incomplete.
+    """
+    if rule_of(getattr(item, 'function', None)) is None or AHEAD in item.stash:
+        return None
+    reason = halt_reason(item.session)
+    if reason is None:
+        return None
+    item.session.shouldstop = f'{reason}: the rules after it have no result'
+    return True
+
+
+def _results_pending(session: pytest.Session) -> bool:
+    """Whether some items still hold what their rule did in a batch, to be reported before the session stops."""
+    return any(AHEAD in item.stash for item in session.items)
+
 
 _RAN_RULES = pytest.StashKey[bool]()
 
@@ -34,7 +73,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]
     # The watch spans the rule and its event loop's closing, which waits for every task the rule left behind.
     value = pyfuncitem.funcargs.get(SCALE_FIXTURE)
     scale = float(value) if isinstance(value, int | float) else 1.0
-    deadline = (meta.timeout + CLEANUP_BOUND) * scale + GRACE
+    batch = plan(pyfuncitem)
+    if batch:
+        pyfuncitem.stash[PLAN] = batch
+    # A batch's rules are watched one by one while they run; the leader's watch spans the whole batch.
+    metas = [found for found in (rule_of(getattr(item, 'function', None)) for item in batch or [pyfuncitem]) if found]
+    deadline = sum((found.timeout + CLEANUP_BOUND) * scale for found in metas) + GRACE
     token = WATCHDOG.watch(meta.qualified, meta.timeout * scale, deadline, describe_latest)
     try:
         result = yield
@@ -53,7 +97,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]
     finally:
         WATCHDOG.release(token)
         hang = WATCHDOG.hang
-        if hang is not None and not pyfuncitem.session.shouldstop:
+        if hang is not None and not pyfuncitem.session.shouldstop and not _results_pending(pyfuncitem.session):
             pyfuncitem.session.shouldstop = (
                 f'the rule {hang.rule} ignored cancellation, so the run stops: the rules after it have no result'
             )

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from ..vocabulary import OUTCOME_PROPERTY
+from ..vocabulary import ACCOUNTING_PROPERTY, OUTCOME_PROPERTY
+from ._concurrency import ACCOUNTING, NotChecked
 from ._guard import RuleFailure, clip
 from ._requires import RuleSkipped
 from ._rules import Override, overridden_rules, rule_of
@@ -78,9 +79,14 @@ def _item_for(parent: pytest.Class, klass: type, override: Override) -> Overridd
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-    """Attach a rule's failure, or its classified skip's kind and reason, as data; report a skip at its rule."""
+    """Attach a rule's failure, classified skip or missing result, and its cost, as data; report a skip at its rule."""
     report: pytest.TestReport = yield
     raised = call.excinfo.value if call.excinfo is not None else None
+    cost = item.stash.get(ACCOUNTING, None)
+    if call.when == 'call' and cost is not None:
+        report.user_properties.append((ACCOUNTING_PROPERTY, dict(cost)))
+    if isinstance(raised, NotChecked):
+        report.user_properties.append((OUTCOME_PROPERTY, {'missing': str(raised)}))
     if isinstance(raised, RuleFailure):
         report.user_properties.append((OUTCOME_PROPERTY, {'failure': clip(str(raised))}))
     is_rule = rule_of(getattr(item, 'function', None)) is not None or isinstance(item, OverriddenRule)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -13,9 +14,25 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 
-from ..runtime.watchdog import WATCHDOG, Hang
+from ..runtime.watchdog import GRACE, WATCHDOG, Hang
+from ._concurrency import (
+    ACCOUNTING,
+    AHEAD,
+    MEASURED,
+    PLAN,
+    Ahead,
+    NotChecked,
+    adaptive,
+    halt_reason,
+    in_batch,
+    remaining,
+    remote,
+    run_ahead,
+    slot,
+    take,
+)
 from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, tools_to_probe
-from ._tracing import OperationLog, traced, unwrap
+from ._tracing import GRACE_FLOOR, REMEMBERED_GRACE, HangRemembered, OperationLog, traced, unwrap
 
 if TYPE_CHECKING:
     from ._rules import Rule
@@ -53,25 +70,42 @@ class RuleRun:
     rule: Rule
     scale: float
     log: OperationLog = field(default_factory=OperationLog)
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.log.rule = self.rule.qualified
+        self.log.grace = max(GRACE_FLOOR, self.seconds(REMEMBERED_GRACE))
 
     def seconds(self, base: float) -> float:
         """A wait of `base` seconds at time scale 1, scaled for slow providers."""
         return base * self.scale
 
+    def accounting(self) -> dict[str, float]:
+        """Where the rule's time went: backend calls, serial round trips, and its own seconds of wall time."""
+        return {
+            'calls': self.log.calls,
+            'round_trips': self.log.round_trips,
+            'seconds': round(time.monotonic() - self.started, 4),
+        }
 
-_LATEST: list[RuleRun | None] = [None]
-"""The run of the rule started last in this process (rules run one at a time per process), for the watchdog."""
+
+_ACTIVE: dict[int, RuleRun] = {}
+"""The rules running now in this process (several in a batch), for the watchdog."""
 
 
 def describe_latest() -> str:
-    """What the rule started last is stuck in (`backend.stat(...) never returned`), for the watchdog's thread."""
-    run = _LATEST[0]
-    if run is None:
+    """What the running rules are stuck in (`backend.stat(...) never returned`), for the watchdog's thread."""
+    runs = list(_ACTIVE.values())
+    if not runs:
         return 'no rule has started'
-    if run.log.pending:
-        return run.log.describe_pending()
-    last = f'; the last backend call was {run.log.last}' if run.log.last else ''
-    return f'no backend call was pending: its own work, or a task it left, kept the event loop busy{last}'
+    stuck = [run for run in runs if run.log.pending]
+    if stuck:
+        run = min(stuck, key=lambda run: min(started for _, started in run.log.pending.values()))
+        where = f' (in {run.rule.qualified}, one of {len(runs)} rules running at once)' if len(runs) > 1 else ''
+        return run.log.describe_pending() + where
+    last = runs[-1].log.last
+    tail = f'; the last backend call was {last}' if last else ''
+    return f'no backend call was pending: its own work, or a task it left, kept the event loop busy{tail}'
 
 
 def current_run() -> RuleRun:
@@ -183,70 +217,139 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
     signature = inspect.signature(function)
     parameters = list(signature.parameters.values())
     # What the guard reads (the time scale, and the fixtures that resolve `requires`), asked for when the body is not.
-    read = (SCALE_FIXTURE, 'backend', 'declared_limits', *fixtures_needed(rule))
+    read = (SCALE_FIXTURE, 'backend', 'declared_limits', 'request', *fixtures_needed(rule))
     hidden = tuple(name for name in read if name not in signature.parameters)
     parameters.extend(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in hidden)
 
     @functools.wraps(function)
     async def run_rule(*args: Any, **kwargs: Any) -> None:
         __tracebackhide__ = True
+        given = dict(kwargs)
         fixtures: dict[str, Any] = {name: kwargs.pop(name) if name in hidden else kwargs.get(name) for name in read}
-        unmet = resolve(rule, fixtures['backend'], fixtures)
-        if unmet is not None:
-            raise RuleSkipped(rule, unmet.kind, unmet.why)
-        run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]))
-        tools = tools_to_probe(rule, fixtures['backend'], fixtures)
-        _trace_factories(kwargs, run.log)
-        bound = run.seconds(rule.timeout)
-        token = _CURRENT.set(run)
-        scope = anyio.move_on_after(bound)
-        _LATEST[0] = run
-
-        def hung() -> str:
-            return _observed(run, f'hung after {bound:g} s: {run.log.describe_pending()}')
-
-        try:
-            with scope:
-                if tools:
-                    await _look_for(rule, tools, traced(fixtures['backend'], run.log))
-                await function(*args, **kwargs)
-        except pytest.fail.Exception as failed:
-            if scope.cancel_called:
-                raise RuleFailure(_framed(rule, hung())) from _clipped(failed)
-            raise RuleFailure(_framed(rule, _observed(run, failed.msg or 'failed'))) from None
-        except _PASS_THROUGH:
-            raise
-        except RuleFailure:
-            raise
-        except AssertionError as failure:
-            if scope.cancel_called:
-                raise RuleFailure(_framed(rule, hung())) from _clipped(failure)
-            observed = safe_str(failure, named=type(failure) is not AssertionError)
-            raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(failure)
-        except Exception as error:
-            if scope.cancel_called:
-                raise RuleFailure(_framed(rule, hung())) from _clipped(error)
-            raise RuleFailure(_framed(rule, _observed(run, f'raised {safe_str(error)}{_after(run)}'))) from _clipped(
-                error
-            )
-        except KeyboardInterrupt as interrupt:
-            hang = WATCHDOG.claim()
-            if hang is None:  # Ctrl-C: the session stops
-                raise
-            raise unresponsive(rule, hang) from interrupt
-        except BaseException as error:
-            if _controls_the_run(error):
-                raise
-            # A provider SDK's own BaseException subclass: the backend's failure, not a reason to stop the session.
-            observed = f'raised {safe_str(error)} (a BaseException, not an Exception){_after(run)}'
-            raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(error)
-        finally:
-            _CURRENT.reset(token)
-        if scope.cancel_called:
-            raise RuleFailure(_framed(rule, hung()))
+        request: pytest.FixtureRequest = fixtures['request']
+        if not in_batch():
+            ahead = await _ran_ahead(request, given)
+            if ahead is not None:
+                request.node.stash[ACCOUNTING] = dict(ahead.accounting)
+                if ahead.raised is not None:
+                    raise ahead.raised
+                return
+        await _check(rule, function, args, kwargs, fixtures)
 
     run_rule.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     return run_rule
+
+
+async def _ran_ahead(request: pytest.FixtureRequest, given: dict[str, Any]) -> Ahead | None:
+    """What the item's rule did in a batch (run now if this item leads one), or None when it runs here."""
+    item = request.node
+    batch = item.stash.get(PLAN, ())
+    if batch and adaptive(item.config) and item.parent is not None and MEASURED not in item.parent.stash:
+        item.parent.stash[MEASURED] = await remote(given['backend'], float(given[SCALE_FIXTURE]))
+        if not item.parent.stash[MEASURED]:
+            return take(item, given)
+    if batch and AHEAD not in item.stash:
+        await run_ahead(request, given, batch)
+        if AHEAD not in item.stash:  # the batch was halted before this rule had a result
+            raise NotChecked(halt_reason(item.session) or 'the session stopped before this rule had a result')
+    return take(item, given)
+
+
+async def _check(
+    rule: Rule,
+    function: Callable[..., Coroutine[Any, Any, None]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    fixtures: dict[str, Any],
+) -> None:
+    """One rule's check: its requires, then its tool probe and body under the hang guard, every failure framed."""
+    __tracebackhide__ = True
+    unmet = resolve(rule, fixtures['backend'], fixtures)
+    if unmet is not None:
+        raise RuleSkipped(rule, unmet.kind, unmet.why)
+    request: pytest.FixtureRequest = fixtures['request']
+    run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]))
+    tools = tools_to_probe(rule, fixtures['backend'], fixtures)
+    _trace_factories(kwargs, run.log)
+    bound = run.seconds(rule.timeout)
+    left = remaining(request.session)
+    cut = left is not None and left < bound
+    if cut:
+        bound = left or 0.0
+    token = _CURRENT.set(run)
+    scope = anyio.move_on_after(bound)
+    _ACTIVE[id(run)] = run
+    watch = None
+    if in_batch():  # in a batch each rule has its own watch; the leader's item is watched for the whole batch
+        deadline = (rule.timeout + CLEANUP_BOUND) * run.scale + GRACE
+        watch = WATCHDOG.watch(rule.qualified, bound, deadline, run.log.describe_pending)
+
+    def expired() -> Exception:
+        if cut:
+            return NotChecked(f'the session deadline stopped it after {bound:g} s')
+        run.log.remember_hangs(since=scope.deadline - 0.25, waited=max(bound / 2, run.log.grace))
+        return RuleFailure(_framed(rule, _observed(run, f'hung after {bound:g} s: {run.log.describe_pending()}')))
+
+    try:
+        with scope:
+            if tools:
+                await _look_for(rule, tools, traced(fixtures['backend'], run.log))
+            await function(*args, **kwargs)
+    except pytest.fail.Exception as failed:
+        if scope.cancel_called:
+            raise expired() from _clipped(failed)
+        raise RuleFailure(_framed(rule, _observed(run, failed.msg or 'failed'))) from None
+    except _PASS_THROUGH:
+        raise
+    except RuleFailure:
+        raise
+    except AssertionError as failure:
+        if scope.cancel_called:
+            raise expired() from _clipped(failure)
+        observed = safe_str(failure, named=type(failure) is not AssertionError)
+        raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(failure)
+    except Exception as error:
+        if scope.cancel_called:
+            raise expired() from _clipped(error)
+        raise RuleFailure(_framed(rule, _observed(run, f'raised {safe_str(error)}{_after(run)}'))) from _clipped(error)
+    except KeyboardInterrupt as interrupt:
+        hang = WATCHDOG.claim()
+        if hang is None:  # Ctrl-C: the session stops
+            raise
+        raise unresponsive(rule, hang) from interrupt
+    except BaseException as error:
+        remembered = _remembered(error)
+        if remembered is not None:
+            raise RuleFailure(_framed(rule, str(remembered))) from None
+        if _controls_the_run(error):
+            raise
+        # A provider SDK's own BaseException subclass: the backend's failure, not a reason to stop the session.
+        observed = f'raised {safe_str(error)} (a BaseException, not an Exception){_after(run)}'
+        raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(error)
+    finally:
+        _CURRENT.reset(token)
+        _ACTIVE.pop(id(run), None)
+        if watch is not None:
+            WATCHDOG.release(watch)
+        place = slot()
+        if place is not None:
+            place.accounting.update(run.accounting())
+        else:
+            request.node.stash[ACCOUNTING] = run.accounting()
+    if scope.cancel_called:
+        raise expired()
+
+
+def _remembered(error: BaseException) -> HangRemembered | None:
+    """The `HangRemembered` behind `error` (itself, or the first inside a task group's exception group)."""
+    if isinstance(error, HangRemembered):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = _remembered(inner)
+            if found is not None:
+                return found
+    return None
 
 
 async def _look_for(rule: Rule, tools: tuple[str, ...], backend: Any) -> None:

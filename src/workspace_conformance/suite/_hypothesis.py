@@ -23,6 +23,8 @@ T = TypeVar('T')
 _QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 _NO_EXPLAIN = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
 """Every phase but `explain`: its extra runs cost backend calls, and the lines it points at are the suite's own."""
+# A stateful step runs up to three operations at once (`stateful.py`), so a program of N steps holds about twice as
+# many operations as N single-operation steps did, in N round trips.
 SETTINGS: dict[Profile, settings] = {
     # Fast and repeatable: the same examples on every run, so CI is stable.
     'ci': settings(
@@ -31,7 +33,7 @@ SETTINGS: dict[Profile, settings] = {
         deadline=None,
         database=None,
         suppress_health_check=_QUIET,
-        stateful_step_count=12,
+        stateful_step_count=10,
         phases=_NO_EXPLAIN,
     ),
     # Thorough and repeatable: what a certificate is built on.
@@ -41,12 +43,12 @@ SETTINGS: dict[Profile, settings] = {
         deadline=None,
         database=None,
         suppress_health_check=_QUIET,
-        stateful_step_count=25,
+        stateful_step_count=20,
         phases=_NO_EXPLAIN,
     ),
     # Exploratory: new random examples each run, failures remembered in Hypothesis's example database.
     'dev': settings(
-        max_examples=40, derandomize=False, deadline=None, suppress_health_check=_QUIET, stateful_step_count=20
+        max_examples=40, derandomize=False, deadline=None, suppress_health_check=_QUIET, stateful_step_count=16
     ),
 }
 """The Hypothesis settings of each profile rules run under; `--conformance-profile NAME` picks one."""

@@ -32,6 +32,8 @@ __all__ = (
 
 RULE_ATTRIBUTE = '__conformance_rule__'
 NARROWED_ATTRIBUTE = '__conformance_narrowed__'
+LIFECYCLE_REQUIREMENTS = ('fresh', 'attach', 'destroy', 'sacrificial')
+"""Requirements of rules that build, attach to or destroy environments: such rules always run alone."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds a rule may run before its hang guard fails it, before `conformance_time_scale` scales it."""
 
@@ -57,6 +59,13 @@ class Rule:
     """The hang guard's bound in seconds at time scale 1."""
     contract: str | None = None
     """The oldest pydantic-ai (`major.minor`) whose contract states the clause; older ones make it not applicable."""
+    alone: bool = False
+    """Whether the rule runs by itself, never concurrently with other rules (`runs_alone` adds the lifecycle ones)."""
+
+    @property
+    def runs_alone(self) -> bool:
+        """Whether the rule must run by itself: declared `alone`, or it builds, attaches or destroys environments."""
+        return self.alone or bool(set(self.requires) & set(LIFECYCLE_REQUIREMENTS))
 
     @property
     def qualified(self) -> str:
@@ -65,7 +74,7 @@ class Rule:
 
     def to_dict(self) -> dict[str, Any]:
         """The rule as builtin types, for JSON and for pytest-xdist."""
-        return {**asdict(self), 'requires': list(self.requires)}
+        return {**asdict(self), 'requires': list(self.requires), 'runs_alone': self.runs_alone}
 
 
 def _clause(function: Callable[..., object]) -> str:
@@ -84,8 +93,13 @@ def rule(
     upstream: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
     contract: str | None = None,
+    alone: bool = False,
 ) -> Callable[[TestMethod], TestMethod]:
-    """Declare a test method a rule: tag it, resolve its `requires` before the body, and bound it with a hang guard."""
+    """Declare a test method a rule: tag it, resolve its `requires` before the body, and bound it with a hang guard.
+
+    `alone` keeps the rule out of concurrent runs: say it for a rule that measures time, counts processes or changes
+    what other rules share; rules that need `fresh`, `attach`, `destroy` or `sacrificial` run alone anyway.
+    """
     unknown = set(requires) - set(REQUIREMENTS)
     if area not in AREAS or level not in LEVELS or unknown:
         raise ValueError(f'bad rule declaration: area={area!r} level={level!r} unknown requirements={sorted(unknown)}')
@@ -106,6 +120,7 @@ def rule(
             upstream=upstream,
             timeout=timeout,
             contract=contract,
+            alone=alone,
         )
         wrapper = guarded(function, meta)
         setattr(wrapper, RULE_ATTRIBUTE, meta)

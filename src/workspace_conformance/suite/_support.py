@@ -8,7 +8,7 @@ import posixpath
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, overload
 
 import anyio
 import pytest
@@ -26,6 +26,7 @@ from ..vocabulary import SKIP_KINDS, SkipKind
 from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run, safe_str
 from ._requires import RuleSkipped, skip_reason
 from ._rules import catalog, rule_of
+from ._tracing import HangRemembered
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
 
 __all__ = (
@@ -35,6 +36,7 @@ __all__ = (
     'SuiteFixtures',
     'commands_of',
     'expect_error',
+    'gather',
     'make_link',
     'pydantic_ai_at_least',
     'pydantic_ai_version',
@@ -45,6 +47,11 @@ __all__ = (
     'supplied',
     'workspace_of',
 )
+
+T = TypeVar('T')
+A = TypeVar('A')
+B = TypeVar('B')
+C = TypeVar('C')
 
 SCRATCH_PREFIX = '.workspace-conformance-'
 """Every scratch directory a rule makes starts with this, so leftovers are easy to find and remove."""
@@ -112,13 +119,48 @@ async def scratch(workspace: Workspace) -> AsyncIterator[str]:
         with anyio.move_on_after(run.seconds(30), shield=True) as cleanup:
             try:
                 await workspace.remove(root)
+            except HangRemembered:
+                if not failed:
+                    raise
             except Exception as error:
                 if not failed:
                     raise AssertionError(f'removing the scratch directory {root} raised {safe_str(error)}') from error
         forget()
+        if cleanup.cancelled_caught:
+            run.log.remember_hangs(since=cleanup.deadline - 0.25, waited=max(run.seconds(15), run.log.grace))
         if cleanup.cancelled_caught and not failed:
             bound = run.seconds(CLEANUP_BOUND)
             raise AssertionError(f'removing the scratch directory {root} did not finish in {bound:g} s')
+
+
+@overload
+async def gather(first: Awaitable[A], second: Awaitable[B], /) -> tuple[A, B]: ...
+@overload
+async def gather(first: Awaitable[A], second: Awaitable[B], third: Awaitable[C], /) -> tuple[A, B, C]: ...
+@overload
+async def gather(*calls: Awaitable[T]) -> tuple[T, ...]: ...
+async def gather(*calls: Awaitable[Any]) -> tuple[Any, ...]:
+    """Await independent backend calls at once: their results in order, or, once all ended, the first failure in order.
+
+    Ordered failures keep a rule's message the same however the calls interleave; a slow provider pays one round
+    trip for the lot instead of one each.
+    """
+    results: list[Any] = [None] * len(calls)
+    errors: list[Exception | None] = [None] * len(calls)
+
+    async def one(index: int, call: Awaitable[Any]) -> None:
+        try:
+            results[index] = await call
+        except Exception as error:
+            errors[index] = error
+
+    async with anyio.create_task_group() as group:
+        for index, call in enumerate(calls):
+            group.start_soon(one, index, call)
+    for error in errors:
+        if error is not None:
+            raise error
+    return tuple(results)
 
 
 @contextmanager

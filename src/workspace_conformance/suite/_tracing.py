@@ -13,7 +13,17 @@ from pydantic_ai.workspaces import Workspace
 from .._mirror import Mirror, mirrored_class, protocol_members
 from ._returns import wrong_return
 
-__all__ = ('OperationLog', 'describe_call', 'traced', 'unwrap')
+__all__ = (
+    'GRACE_FLOOR',
+    'HUNG',
+    'REMEMBERED_GRACE',
+    'HangRemembered',
+    'Hung',
+    'OperationLog',
+    'describe_call',
+    'traced',
+    'unwrap',
+)
 
 
 def _short(value: object) -> str:
@@ -32,6 +42,33 @@ def describe_call(name: str, args: tuple[object, ...], kwargs: dict[str, object]
     return f'{name}({", ".join(parts)})'
 
 
+@dataclass(frozen=True)
+class Hung:
+    """A backend operation that hung: the rule it hung in and the call, as the failure of a later rule names it."""
+
+    rule: str
+    call: str
+
+
+HUNG: dict[str, Hung] = {}
+"""Operation name -> where it first hung, for the session (cleared when a session starts)."""
+REMEMBERED_GRACE = 2.0
+"""Seconds (at time scale 1) a rule gives an operation that hung earlier in the session, instead of its full guard."""
+GRACE_FLOOR = 1.0
+"""Seconds the grace never goes below, however small the time scale: a slow-but-correct call is not a hang."""
+
+
+_IN_FLIGHT: dict[int, tuple[str, OperationLog, anyio.CancelScope, float]] = {}
+"""Every traced call in flight in this process: its operation, its rule's log, the scope that may cut it, its start."""
+
+
+class HangRemembered(BaseException):
+    """An operation that hung in an earlier rule hung again within its short grace; the rule fails on it at once.
+
+    A `BaseException`, so neither a rule's own `except Exception` nor Hypothesis takes it for an ordinary error.
+    """
+
+
 @dataclass
 class OperationLog:
     """What a rule asked of its backends: a count, the calls pending, the last one started, and wrong returns.
@@ -39,7 +76,13 @@ class OperationLog:
     Times are `time.monotonic()`, so the watchdog thread can read them as well as the rule's event loop.
     """
 
+    rule: str = ''
+    """The rule making the calls (`area/id`), for the hangs it leaves in the session's memory."""
+    grace: float = REMEMBERED_GRACE
+    """Seconds an operation that hung in an earlier rule gets here."""
     calls: int = 0
+    round_trips: int = 0
+    """Calls that started while no other call of the rule was in flight: the rule's serial round trips."""
     pending: dict[int, tuple[str, float]] = field(default_factory=dict)
     cancelled: list[tuple[str, float, float]] = field(default_factory=list)
     """Operations a cancellation interrupted: description, start, and when it was cancelled."""
@@ -48,22 +91,62 @@ class OperationLog:
     """`backend.call(...) returned None, not bytes`: each value of a type the protocol does not allow."""
 
     async def call(self, name: str, description: str, operation: Callable[[], Awaitable[Any]]) -> Any:
-        """Await one backend operation, keeping it listed as pending until it returns or raises."""
+        """Await one backend operation, keeping it listed as pending until it returns or raises.
+
+        An operation that hung in an earlier rule of the session gets `grace` seconds, then fails the rule.
+        """
         self.calls += 1
+        self.round_trips += not self.pending
         self.last = description
         token = self.calls
         self.pending[token] = (description, time.monotonic())
+        remembered = HUNG.get(name)
+        started = time.monotonic()
+        limit = anyio.CancelScope()
+        if remembered is not None and remembered.rule != self.rule:
+            limit.deadline = anyio.current_time() + self.grace
+        key = id(limit)
+        _IN_FLIGHT[key] = (name, self, limit, started)
         try:
-            result = await operation()
+            with limit:
+                result = await operation()
         except anyio.get_cancelled_exc_class():
             self.cancelled.append((*self.pending[token], time.monotonic()))
             raise
         finally:
             del self.pending[token]
+            _IN_FLIGHT.pop(key, None)
+        if limit.cancelled_caught:
+            remembered = HUNG.get(name)
+            where = f'backend.{remembered.call} hung in rule {remembered.rule}' if remembered else 'it hung'
+            raise HangRemembered(
+                f'backend.{description} did not return within {self.grace:g} s: {where} earlier, so it was given '
+                f'{self.grace:g} s here'
+            )
         problem = wrong_return(name, result)
         if problem is not None:
             self.wrong_returns.append(f'backend.{description} {problem}: {_short(result)}')
         return result
+
+    def remember_hangs(self, since: float, waited: float) -> None:
+        """Remember, for the rest of the session, each operation cut at or after `since` that had run `waited` s.
+
+        A call that started just before its rule's guard expired did not show that it hangs, so it is not remembered.
+        """
+        now = time.monotonic()
+        hung = [text for text, started, at in self.cancelled if at >= since and at - started >= waited]
+        hung += [text for text, started in self.pending.values() if now - started >= waited]
+        learned = set()
+        for text in hung:
+            name = text.split('(', 1)[0]  # a description is `name(arguments)`
+            if name not in HUNG:
+                HUNG[name] = Hung(self.rule, text)
+                learned.add(name)
+        # Calls of the same operation other rules have in flight get the same short grace, counted from their start.
+        clock = anyio.current_time()
+        for name, log, limit, started in list(_IN_FLIGHT.values()):
+            if name in learned and log is not self:
+                limit.deadline = min(limit.deadline, clock + max(0.0, started + log.grace - now))
 
     def describe_pending(self) -> str:
         """The oldest operation still pending (or cut short by the latest cancellation), or what the rule did."""

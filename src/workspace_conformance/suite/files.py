@@ -9,7 +9,18 @@ from collections.abc import Callable, Sequence
 import anyio
 from pydantic_ai.workspaces import FileEntry, SupportsCommands, Workspace, WorkspaceBackend
 
-from ..authoring import commands_of, current_run, expect_error, rule, run_tool, scratch, skip, supplied, workspace_of
+from ..authoring import (
+    commands_of,
+    current_run,
+    expect_error,
+    gather,
+    rule,
+    run_tool,
+    scratch,
+    skip,
+    supplied,
+    workspace_of,
+)
 
 __all__ = ('FileRules',)
 
@@ -663,18 +674,19 @@ async def _holds_only(backend: WorkspaceBackend, directory: str, name: str) -> b
 async def _names_round_trip(
     workspace: Workspace, root: str, names: Sequence[str], *, extra: set[str] | frozenset[str] = frozenset()
 ) -> None:
-    """Write a file per name, then require `list_dir`, `stat` and `read_bytes` to give back each name exactly."""
-    for name in names:
-        await workspace.write_bytes(posixpath.join(root, name), f'<{name}>'.encode())
+    """Write a file per name, then require `list_dir`, `stat` and `read_bytes` to give back each name exactly.
+
+    The writes go at once, then the stats and reads at once: independent calls, one round trip each batch.
+    """
+    await gather(*(workspace.write_bytes(posixpath.join(root, name), f'<{name}>'.encode()) for name in names))
     listed = sorted(entry.name for entry in await workspace.list_dir(root))
     expected = sorted({*names, *extra})
     assert listed == expected, f'list_dir gave the names {listed!r}, expected {expected!r}'
-    for name in names:
-        path = posixpath.join(root, name)
+    paths = [posixpath.join(root, name) for name in names]
+    seen = await gather(*(gather(workspace.stat(path), workspace.read_bytes(path)) for path in paths))
+    for name, path, (entry, back) in zip(names, paths, seen, strict=True):
         data = f'<{name}>'.encode()
-        entry = await workspace.stat(path)
         observed = (entry.name, entry.path, entry.is_dir)
         assert observed == (name, path, False), f'stat({path!r}) gave {observed!r}'
         assert entry.size in (None, len(data)), f'stat({path!r}) of a {len(data)}-byte file gave size {entry.size!r}'
-        back = await workspace.read_bytes(path)
         assert back == data, f'read_bytes({path!r}) gave {back!r}, expected {data!r}'

@@ -185,7 +185,8 @@ class LifecycleRules:
         with expect_error(WorkspaceUnavailableError, f'working_dir() of a backend attached to the destroyed {ref!r}'):
             await attach_backend(ref).working_dir()
 
-    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0', timeout=120)
+    # It measures how long a cancelled creation takes: other rules' load would skew that.
+    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0', timeout=120, alone=True)
     async def test_cancellation_mid_create_keeps_the_ref(self, fresh_backend: Factory) -> None:
         """A backend keeps the ref of an environment it created even when the caller is cancelled mid-create."""
         # A first operation is cancelled at once, half-way and near the end of the time an uncancelled one takes.

@@ -12,48 +12,65 @@ from hypothesis import strategies as st
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from .. import strategies
-from ..authoring import call_in_loop, commands_of, profile_settings, rule, run_in_worker, scratch, workspace_of
+from ..authoring import (
+    call_in_loop,
+    commands_of,
+    gather,
+    profile_settings,
+    rule,
+    run_in_worker,
+    scratch,
+    workspace_of,
+)
 from ..strategies import TRICKY_NAMES, TRICKY_PAYLOADS
 
 __all__ = ('PropertyRules',)
 
 
-async def _name_round_trip(workspace: Workspace, root: str, name: str, data: bytes) -> None:
-    folder = posixpath.join(root, uuid.uuid4().hex[:8])
-    path = posixpath.join(folder, name)
-    await workspace.write_bytes(path, data)
-    try:
-        listed = [entry.name for entry in await workspace.list_dir(folder)]
+async def _names_round_trip(workspace: Workspace, root: str, cases: list[tuple[str, bytes]]) -> None:
+    """Each (name, data) in a folder of its own: all written at once, then all listed, stat'ed and read at once."""
+    paths = [posixpath.join(root, uuid.uuid4().hex[:8], name) for name, _ in cases]
+    await gather(*(workspace.write_bytes(path, data) for path, (_, data) in zip(paths, cases, strict=True)))
+    seen = await gather(
+        *(
+            gather(workspace.list_dir(posixpath.dirname(path)), workspace.stat(path), workspace.read_bytes(path))
+            for path in paths
+        )
+    )
+    for (name, data), (listing, entry, back) in zip(cases, seen, strict=True):
+        listed = [item.name for item in listing]
         assert listed == [name], f'the file {name!r} was listed as {listed!r}'
-        entry = await workspace.stat(path)
         assert (entry.name, entry.is_dir) == (name, False), f'stat of {name!r} gave {entry!r}'
-        back = await workspace.read_bytes(path)
         assert back == data, f'{name!r} read back {back[:40]!r}, not the {len(data)} bytes written'
-    finally:
-        await workspace.remove(folder)
 
 
-async def _payload_round_trip(workspace: Workspace, root: str, data: bytes) -> None:
-    path = posixpath.join(root, 'payload.bin')
-    await workspace.write_bytes(path, data)
-    back = await workspace.read_bytes(path)
-    assert back == data, f'wrote {len(data)} bytes {data[:40]!r}, read back {len(back)} bytes {back[:40]!r}'
-    entry = await workspace.stat(path)
-    assert entry.size in (None, len(data)), f'stat gave size {entry.size} for {len(data)} bytes'
+async def _payloads_round_trip(workspace: Workspace, root: str, payloads: list[bytes]) -> None:
+    """Each payload in a file of its own: all written at once, then all read back and stat'ed at once."""
+    paths = [posixpath.join(root, f'{uuid.uuid4().hex[:8]}.bin') for _ in payloads]
+    await gather(*(workspace.write_bytes(path, data) for path, data in zip(paths, payloads, strict=True)))
+    seen = await gather(*(gather(workspace.read_bytes(path), workspace.stat(path)) for path in paths))
+    for data, (back, entry) in zip(payloads, seen, strict=True):
+        assert back == data, f'wrote {len(data)} bytes {data[:40]!r}, read back {len(back)} bytes {back[:40]!r}'
+        assert entry.size in (None, len(data)), f'stat gave size {entry.size} for {len(data)} bytes'
 
 
-async def _path_round_trip(workspace: Workspace, root: str, relative: str) -> None:
-    folder = posixpath.join(root, uuid.uuid4().hex[:8])
-    path = posixpath.join(folder, relative)
-    await workspace.write_bytes(path, relative.encode())
-    try:
-        assert await workspace.exists(path), f'{relative!r} does not exist after it was written'
-        assert await workspace.read_bytes(path) == relative.encode(), f'{relative!r} read back other bytes'
-        parent = posixpath.dirname(path)
-        listed = [entry.name for entry in await workspace.list_dir(parent)]
+async def _paths_round_trip(workspace: Workspace, root: str, relatives: list[str]) -> None:
+    """Each relative path under a folder of its own: all written at once, then all checked, read and listed at once."""
+    paths = [posixpath.join(root, uuid.uuid4().hex[:8], relative) for relative in relatives]
+    await gather(
+        *(workspace.write_bytes(path, relative.encode()) for path, relative in zip(paths, relatives, strict=True))
+    )
+    seen = await gather(
+        *(
+            gather(workspace.exists(path), workspace.read_bytes(path), workspace.list_dir(posixpath.dirname(path)))
+            for path in paths
+        )
+    )
+    for path, relative, (exists, back, listing) in zip(paths, relatives, seen, strict=True):
+        assert exists, f'{relative!r} does not exist after it was written'
+        assert back == relative.encode(), f'{relative!r} read back other bytes'
+        listed = [entry.name for entry in listing]
         assert listed == [posixpath.basename(path)], f'the directory of {relative!r} listed {listed!r}'
-    finally:
-        await workspace.remove(folder)
 
 
 def _with_examples(test: Callable[..., None], cases: list[dict[str, Any]]) -> Callable[..., None]:
@@ -73,11 +90,14 @@ class PropertyRules:
         async with scratch(workspace) as root:
 
             @profile_settings(conformance_profile)
-            @given(name=strategies.names(), data=strategies.payloads(max_size=64))
-            def names_round_trip(name: str, data: bytes) -> None:
-                call_in_loop(_name_round_trip, workspace, root, name, data)
+            @given(
+                cases=st.lists(st.tuples(strategies.names(), strategies.payloads(max_size=64)), min_size=1, max_size=4)
+            )
+            def names_round_trip(cases: list[tuple[str, bytes]]) -> None:
+                call_in_loop(_names_round_trip, workspace, root, cases)
 
-            await run_in_worker(_with_examples(names_round_trip, [{'name': n, 'data': b'x'} for n in TRICKY_NAMES]))
+            tricky = [(name, b'x') for name in TRICKY_NAMES]
+            await run_in_worker(_with_examples(names_round_trip, [{'cases': tricky}]))
 
     @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180)
     async def test_generated_payloads_round_trip(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
@@ -86,11 +106,11 @@ class PropertyRules:
         async with scratch(workspace) as root:
 
             @profile_settings(conformance_profile)
-            @given(data=strategies.payloads(max_size=16 * 1024))
-            def payloads_round_trip(data: bytes) -> None:
-                call_in_loop(_payload_round_trip, workspace, root, data)
+            @given(payloads=st.lists(strategies.payloads(max_size=16 * 1024), min_size=1, max_size=3))
+            def payloads_round_trip(payloads: list[bytes]) -> None:
+                call_in_loop(_payloads_round_trip, workspace, root, payloads)
 
-            await run_in_worker(_with_examples(payloads_round_trip, [{'data': d} for d in TRICKY_PAYLOADS]))
+            await run_in_worker(_with_examples(payloads_round_trip, [{'payloads': list(TRICKY_PAYLOADS)}]))
 
     @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180)
     async def test_generated_nested_paths_round_trip(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
@@ -99,9 +119,9 @@ class PropertyRules:
         async with scratch(workspace) as root:
 
             @profile_settings(conformance_profile)
-            @given(relative=strategies.relative_paths(max_depth=4))
-            def paths_round_trip(relative: str) -> None:
-                call_in_loop(_path_round_trip, workspace, root, relative)
+            @given(relatives=st.lists(strategies.relative_paths(max_depth=4), min_size=1, max_size=3))
+            def paths_round_trip(relatives: list[str]) -> None:
+                call_in_loop(_paths_round_trip, workspace, root, relatives)
 
             await run_in_worker(paths_round_trip)
 
@@ -111,33 +131,41 @@ class PropertyRules:
         commands = commands_of(backend)
         echo = 'for a do printf "%s\\0" "$a"; done'
 
-        async def check(items: list[str]) -> None:
-            result = await commands.run(['sh', '-c', echo, 'sh', *items])
-            back = result.stdout.split('\0')[:-1]
-            assert (result.exit_code, back) == (0, items), f'argv {items!r} arrived as {back!r}'
+        async def check(argvs: list[list[str]]) -> None:
+            results = await gather(*(commands.run(['sh', '-c', echo, 'sh', *items]) for items in argvs))
+            for items, result in zip(argvs, results, strict=True):
+                back = result.stdout.split('\0')[:-1]
+                assert (result.exit_code, back) == (0, items), f'argv {items!r} arrived as {back!r}'
 
         @profile_settings(conformance_profile)
-        @given(items=st.lists(strategies.argv_items(), min_size=1, max_size=5))
-        def argv_literal(items: list[str]) -> None:
-            call_in_loop(check, items)
+        @given(argvs=st.lists(st.lists(strategies.argv_items(), min_size=1, max_size=5), min_size=1, max_size=3))
+        def argv_literal(argvs: list[list[str]]) -> None:
+            call_in_loop(check, argvs)
 
-        await run_in_worker(_with_examples(argv_literal, [{'items': ['', '-n', 'a b', '$(id)', "'", '\n']}]))
+        await run_in_worker(_with_examples(argv_literal, [{'argvs': [['', '-n', 'a b', '$(id)', "'", '\n']]}]))
 
     @rule(area='properties', requires=['commands', 'posix_shell'], since='0.2.0', timeout=180)
     async def test_generated_env_values_are_exact(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
         """Any env names and values passed with `env=` reach the command exactly."""
         commands = commands_of(backend)
 
-        async def check(env: dict[str, str]) -> None:
+        async def check(envs: list[dict[str, str]]) -> None:
             script = 'for n do eval "printf \'%s\\0\' \\"\\$$n\\""; done'
-            result = await commands.run(['sh', '-c', script, 'sh', *env], env=env)
-            back = dict(zip(env, result.stdout.split('\0')[:-1], strict=False))
-            assert back == env, f'env {env!r} arrived as {back!r}'
+            results = await gather(*(commands.run(['sh', '-c', script, 'sh', *env], env=env) for env in envs))
+            for env, result in zip(envs, results, strict=True):
+                back = dict(zip(env, result.stdout.split('\0')[:-1], strict=False))
+                assert back == env, f'env {env!r} arrived as {back!r}'
 
         @profile_settings(conformance_profile)
-        @given(env=st.dictionaries(strategies.env_names(), strategies.env_values(), min_size=1, max_size=4))
-        def env_exact(env: dict[str, str]) -> None:
-            call_in_loop(check, env)
+        @given(
+            envs=st.lists(
+                st.dictionaries(strategies.env_names(), strategies.env_values(), min_size=1, max_size=4),
+                min_size=1,
+                max_size=3,
+            )
+        )
+        def env_exact(envs: list[dict[str, str]]) -> None:
+            call_in_loop(check, envs)
 
         tricky = {'WC_SPACE': ' padded ', 'WC_NEWLINE': 'a\nb', 'WC_EQUALS': 'a=b', 'WC_UNICODE': 'caf\u00e9'}
-        await run_in_worker(_with_examples(env_exact, [{'env': tricky}]))
+        await run_in_worker(_with_examples(env_exact, [{'envs': [tricky]}]))

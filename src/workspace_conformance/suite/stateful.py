@@ -19,6 +19,7 @@ from pydantic_ai.workspaces import FileEntry, Workspace, WorkspaceBackend
 from ..authoring import (
     call_in_loop,
     current_run,
+    gather,
     profile_settings,
     rule,
     run_in_worker,
@@ -33,6 +34,10 @@ __all__ = ('SHRINK_CALLS', 'SHRINK_SECONDS', 'ShrinkBudget', 'StatefulRules')
 PATHS = st.lists(st.sampled_from(['a', 'b', 'c']), min_size=1, max_size=3).map('/'.join)
 """Few names, so operations collide: a file where a directory is expected, a write below a file, and so on."""
 DATA = st.sampled_from([b'', b'x', b'short', b'a longer payload\r\n\x00\xff'])
+NAMES = ('write_bytes', 'read_bytes', 'make_dir', 'remove', 'list_dir', 'stat', 'exists')
+"""The file operations a program is made of; each takes a path, `write_bytes` also the data."""
+OPERATIONS = st.lists(st.tuples(st.sampled_from(NAMES), PATHS, DATA), min_size=1, max_size=3)
+"""One step: up to three operations (those on overlapping paths are dropped, so the rest commute)."""
 
 _ERRORS: tuple[tuple[type[BaseException], str], ...] = (
     # A path below a regular file is missing in a shell's eyes (`test -e`), not-a-directory in the kernel's.
@@ -65,6 +70,13 @@ async def _attempt(operation: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         return error
 
 
+async def _attempt_all(calls: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """Each `(operation, *args)` at once: what each returned, or the error it raised, in order."""
+    return await gather(*(_attempt(operation, *args) for operation, *args in calls))
+
+
+EXTRA_FOLDERS = 4
+"""Folders made ahead beyond one per example, for the programs Hypothesis runs besides its examples."""
 SHRINK_CALLS = 3000
 """Backend calls shrinking one failure may cost before the shortest program found so far is reported."""
 SHRINK_SECONDS = 60.0
@@ -107,6 +119,8 @@ class FileOperations(RuleBasedStateMachine):
     subject: ClassVar[Workspace]
     subject_root: ClassVar[str]
     budget: ClassVar[ShrinkBudget]
+    folders: ClassVar[list[str]]
+    """Empty folders made ahead, all at once, one for each program; a program makes its own once they run out."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -117,64 +131,72 @@ class FileOperations(RuleBasedStateMachine):
             return
         self.budget.charge()
         self.model = Workspace(InMemoryBackend(uid=0, working_dir='/model'))
+        if self.folders:
+            self.folder = self.folders.pop()
+            return
         self.folder = uuid.uuid4().hex[:8]
         call_in_loop(self.subject.make_dir, posixpath.join(self.subject_root, self.folder))
+        # A program's folder stays until the rule's scratch directory goes: removing it would cost a round trip.
 
-    def teardown(self) -> None:
+    @step(operations=OPERATIONS)
+    def run_at_once(self, operations: list[tuple[str, str, bytes]]) -> None:
+        """Operations on paths none of which holds another run at once on the backend, then in order on the model.
+
+        Such operations commute on a correct backend, so any interleaving must give the model's sequential results;
+        a program of them costs one round trip a step instead of one an operation.
+        """
         if not self.live:
             return
-        self.budget.charge()
-        call_in_loop(_attempt, self.subject.remove, posixpath.join(self.subject_root, self.folder))
-
-    def _compare(self, name: str, path: str, *args: Any) -> None:
-        if not self.live:
-            return
+        chosen = _independent(operations)
         try:
-            self._compare_once(name, path, *args)
+            self._compare_all(chosen)
         except BaseException:
             self.budget.failed()
             raise
 
-    def _compare_once(self, name: str, path: str, *args: Any) -> None:
-        self.budget.charge()
-        mine = call_in_loop(
-            _attempt, getattr(self.subject, name), posixpath.join(self.subject_root, self.folder, path), *args
-        )
-        model = call_in_loop(_attempt, getattr(self.model, name), posixpath.join('/model', path), *args)
-        if name == 'stat' and isinstance(mine, FileEntry) and isinstance(model, FileEntry):
-            assert mine.size in (None, model.size), f'stat({path!r}) gave size {mine.size}, the model {model.size}'
-        if _outcome(mine) != _outcome(model):
-            shown = safe_str(mine) if isinstance(mine, BaseException) else repr(_outcome(mine))
-            expected = safe_str(model) if isinstance(model, BaseException) else repr(_outcome(model))
-            raise AssertionError(f'{name}({path!r}) gave {shown}; the reference model gave {expected}')
+    def _compare_all(self, operations: list[tuple[str, str, bytes]]) -> None:
+        for _ in operations:
+            self.budget.charge()
+        here = posixpath.join(self.subject_root, self.folder)
+        calls = [
+            (getattr(self.subject, name), posixpath.join(here, path), *_arguments(name, data))
+            for name, path, data in operations
+        ]
+        mine = call_in_loop(_attempt_all, calls)
+        for (name, path, data), got in zip(operations, mine, strict=True):
+            model = call_in_loop(
+                _attempt, getattr(self.model, name), posixpath.join('/model', path), *_arguments(name, data)
+            )
+            _check(name, path, got, model)
 
-    @step(path=PATHS, data=DATA)
-    def write_bytes(self, path: str, data: bytes) -> None:
-        self._compare('write_bytes', path, data)
 
-    @step(path=PATHS)
-    def read_bytes(self, path: str) -> None:
-        self._compare('read_bytes', path)
+def _arguments(name: str, data: bytes) -> tuple[bytes, ...]:
+    return (data,) if name == 'write_bytes' else ()
 
-    @step(path=PATHS)
-    def make_dir(self, path: str) -> None:
-        self._compare('make_dir', path)
 
-    @step(path=PATHS)
-    def remove(self, path: str) -> None:
-        self._compare('remove', path)
+def _independent(operations: list[tuple[str, str, bytes]]) -> list[tuple[str, str, bytes]]:
+    """The operations, in order, whose path neither is nor lies above or below the path of one kept before it."""
+    kept: list[tuple[str, str, bytes]] = []
+    for operation in operations:
+        parts = operation[1].split('/')
+        if all(not _nested(parts, other[1].split('/')) for other in kept):
+            kept.append(operation)
+    return kept
 
-    @step(path=PATHS)
-    def list_dir(self, path: str) -> None:
-        self._compare('list_dir', path)
 
-    @step(path=PATHS)
-    def stat(self, path: str) -> None:
-        self._compare('stat', path)
+def _nested(one: list[str], other: list[str]) -> bool:
+    shorter = min(len(one), len(other))
+    return one[:shorter] == other[:shorter]
 
-    @step(path=PATHS)
-    def exists(self, path: str) -> None:
-        self._compare('exists', path)
+
+def _check(name: str, path: str, mine: Any, model: Any) -> None:
+    """Fail unless the backend's result (or kind of error) for `name(path)` is the model's."""
+    if name == 'stat' and isinstance(mine, FileEntry) and isinstance(model, FileEntry):
+        assert mine.size in (None, model.size), f'stat({path!r}) gave size {mine.size}, the model {model.size}'
+    if _outcome(mine) != _outcome(model):
+        shown = safe_str(mine) if isinstance(mine, BaseException) else repr(_outcome(mine))
+        expected = safe_str(model) if isinstance(model, BaseException) else repr(_outcome(model))
+        raise AssertionError(f'{name}({path!r}) gave {shown}; the reference model gave {expected}')
 
 
 class StatefulRules:
@@ -194,7 +216,9 @@ class StatefulRules:
         # One bug, shrunk within the budget, is what a backend author needs; hunting for more costs calls.
         chosen = settings(profile_settings(conformance_profile), report_multiple_bugs=False)
         async with scratch(workspace) as root:
-            attributes = {'subject': workspace, 'subject_root': root, 'budget': budget}
+            folders = [uuid.uuid4().hex[:8] for _ in range(chosen.max_examples + EXTRA_FOLDERS)]
+            await gather(*(workspace.make_dir(posixpath.join(root, folder)) for folder in folders))
+            attributes = {'subject': workspace, 'subject_root': root, 'budget': budget, 'folders': folders}
             machine = type('FileOperations', (FileOperations,), attributes)
             try:
                 await run_in_worker(lambda: run_state_machine_as_test(machine, settings=chosen))
