@@ -25,6 +25,15 @@ SWITCHES = {
     'shell_permissions': 'filesystem_honors_shell_permissions',
     'parent_file_errors': 'enforces_parent_file_errors',
 }
+EVERY_SWITCH_OFF = ''.join(
+    f"""
+    @pytest.fixture
+    def {switch}(self):
+        return False
+"""
+    for switch in SWITCHES.values()
+)
+"""Fixtures that turn every switch off, for a test module body."""
 STATIC_KINDS = {'not-applicable', 'fixture-missing', 'declared-limit'}
 
 
@@ -139,14 +148,7 @@ BACKENDS = [
     def declared_limits(self):
         return {rule.id: 'declared by the test' for rule in rules()}
 """
-        + ''.join(
-            f"""
-    @pytest.fixture
-    def {switch}(self):
-        return False
-"""
-            for switch in SWITCHES.values()
-        ),
+        + EVERY_SWITCH_OFF,
         commands=False,
         filesystem=True,
         realpath=False,
@@ -182,14 +184,7 @@ BACKENDS = [
         return memory_symlink
 """
         + MEMORY_FIXTURES
-        + ''.join(
-            f"""
-    @pytest.fixture
-    def {switch}(self):
-        return False
-"""
-            for switch in SWITCHES.values()
-        ),
+        + EVERY_SWITCH_OFF,
         commands=True,
         filesystem=True,
         realpath=True,

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,11 @@ from pydantic_ai.workspaces import (
     CommandResult,
     FileEntry,
     LocalWorkspaceBackend,
-    WorkspaceCommand,
     WorkspaceRef,
     WorkspaceUnavailableError,
 )
+
+from tests.mutants.gallery._shared import RewritesResults
 
 MARKER = 'WORKSPACE_CONFORMANCE_HOSTILE_MARKER'
 """An environment variable the gallery sets to a token unique to one certification; every process inherits it."""
@@ -226,41 +227,26 @@ def _as_dict(entry: FileEntry) -> dict[str, object]:
     return {'name': entry.name, 'path': entry.path, 'is_dir': entry.is_dir, 'size': entry.size}
 
 
-class _Commands(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        return self._after(await super().run(command, shell=shell, env=env, timeout=timeout))
-
-    def _after(self, result: CommandResult) -> CommandResult:
-        return result
-
-
-class NegativeExitCodes(_Commands):
+class NegativeExitCodes(RewritesResults):
     """`run` reports every exit code negated, and success as -1."""
 
-    def _after(self, result: CommandResult) -> CommandResult:
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return CommandResult(exit_code=-result.exit_code or -1, stdout=result.stdout, stderr=result.stderr)
 
 
-class HugeExitCodes(_Commands):
+class HugeExitCodes(RewritesResults):
     """`run` reports every exit code plus 2**64."""
 
-    def _after(self, result: CommandResult) -> CommandResult:
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return CommandResult(exit_code=result.exit_code + 2**64, stdout=result.stdout, stderr=result.stderr)
 
 
-class FloodsOutput(_Commands):
+class FloodsOutput(RewritesResults):
     """`run` returns 100 MiB of extra stdout with every command's result."""
 
     _flood = ''
 
-    def _after(self, result: CommandResult) -> CommandResult:
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         if not FloodsOutput._flood:
             FloodsOutput._flood = 'x' * FLOOD
         flooded = result.stdout + FloodsOutput._flood if result.stdout else FloodsOutput._flood
@@ -288,12 +274,12 @@ SPAWNED = 'WORKSPACE_CONFORMANCE_HOSTILE_SPAWNED'
 """An environment variable naming a file where `SpawnsImmortals` appends the pid of each process it starts."""
 
 
-class SpawnsImmortals(_Commands):
+class SpawnsImmortals(RewritesResults):
     """Each of its first 20 commands also starts a process that never exits, detached into a session of its own."""
 
     _spawned = 0
 
-    def _after(self, result: CommandResult) -> CommandResult:
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         if SpawnsImmortals._spawned < IMMORTALS:
             SpawnsImmortals._spawned += 1
             # `sh` starts `sleep` in the background and exits: the sleeper is orphaned, in a session of its own.

@@ -6,8 +6,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
+from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend, WorkspaceRef
 
+from workspace_conformance.doubles import memory_symlink
 from workspace_conformance.targets import local_target
 
 _LOCAL = local_target()
@@ -63,11 +64,16 @@ def in_memory(kind: Callable[[], WorkspaceBackend]) -> Build:
     return build
 
 
+def memory_mutant(*, name: str, kills: list[str], bug: str, kind: Callable[[], WorkspaceBackend]) -> Mutant:
+    """Register a mutant of the in-memory double: a fresh `kind()` for every build, its symlinks made in memory."""
+    return mutant(name=name, kills=kills, bug=bug, backend=in_memory(kind), make_symlink=memory_symlink)
+
+
 def mutant(
     *,
     kills: list[str],
     bug: str,
-    backend: Build,
+    backend: Build | None = None,
     fresh_backend: Build | None = None,
     destructive_backend: Build | None = None,
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None,
@@ -76,7 +82,11 @@ def mutant(
     unprivileged: bool = False,
     name: str | None = None,
 ) -> Mutant:
-    """Register a mutant; the optional fixtures default to the `local` target's (LocalWorkspaceBackend)."""
+    """Register a mutant; the fixtures it does not break default to the `local` target's (LocalWorkspaceBackend).
+
+    Without `backend`, the shared backend is a correct `LocalWorkspaceBackend`: the bug is in another fixture.
+    """
+    backend = backend or on_shared_dir(LocalWorkspaceBackend)
     declared = Mutant(
         name=name or str(getattr(backend, '__name__', 'mutant')),
         kills=tuple(kills),

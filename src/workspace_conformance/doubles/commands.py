@@ -12,6 +12,7 @@ import anyio
 from pydantic_ai.workspaces import CommandResult, WorkspaceCommand, WorkspaceTimeoutError
 from pydantic_ai.workspaces.protocol import validate_timeout
 
+from .forwarding import RunCall, TakesRunCalls
 from .memory import FilesystemMethods, MemoryCore, RealpathMethod, SymlinkMethod
 
 __all__ = ('CommandCall', 'Handler', 'ScriptedCommands', 'ScriptedMemoryBackend', 'result')
@@ -94,19 +95,13 @@ class ScriptedCommands:
         return CommandResult(exit_code=127, stdout='', stderr=f'{program}: command not found\n')
 
 
-class CommandsMethod(MemoryCore):
+class CommandsMethod(TakesRunCalls, MemoryCore):
     """`SupportsCommands` for an in-memory double, answered by its `ScriptedCommands`."""
 
     commands: ScriptedCommands
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+    async def _run(self, request: RunCall) -> CommandResult:
+        command, shell, timeout = request.command, request.shell, request.timeout
         validate_timeout(timeout)
         if isinstance(command, str) != shell:
             raise TypeError('a string command requires shell=True, and an argv sequence shell=False')
@@ -114,7 +109,7 @@ class CommandsMethod(MemoryCore):
         call = CommandCall(
             command=command if isinstance(command, str) else tuple(command),
             shell=shell,
-            env={**self.commands.environment, **(env or {})},
+            env={**self.commands.environment, **(request.env or {})},
             timeout=timeout,
             backend=self,
         )

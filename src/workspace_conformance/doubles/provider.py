@@ -15,11 +15,11 @@ from pydantic_ai.workspaces import (
     FileEntry,
     LocalWorkspaceBackend,
     WorkspaceBackend,
-    WorkspaceCommand,
     WorkspaceRef,
     WorkspaceUnavailableError,
 )
 
+from .forwarding import RunCall, TakesRunCalls
 from .memory import InMemoryBackend
 
 __all__ = ('InMemoryProvider', 'ProviderBackend', 'ProviderCommandsBackend')
@@ -176,19 +176,12 @@ class ProviderBackend:
         await environment.make_symlink(target, link)
 
 
-class ProviderCommandsBackend(ProviderBackend):
+class ProviderCommandsBackend(TakesRunCalls, ProviderBackend):
     """A provider backend whose environments are local directories, so commands run for real."""
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+    async def _run(self, call: RunCall) -> CommandResult:
         environment = await self._environment()
-        result: CommandResult = await environment.run(command, shell=shell, env=env, timeout=timeout)
+        result: CommandResult = await call.to(environment.run)
         assert self._ref is not None
         self.provider.lookup(self._ref)  # destroyed while it ran: unavailable, not a normal exit
         return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -66,104 +67,72 @@ def _cloud_target(
     )
 
 
-def _e2b(options: Mapping[str, str], run_id: str) -> Target:
-    from pydantic_ai_harness.e2b_sandbox import E2BSandbox, E2BSandboxBackend
+def _harness_sandbox(
+    name: str, module: str, sandbox: str, option: str, *, capability_option: bool = False
+) -> Callable[[Mapping[str, str], str], Target]:
+    """How a hosted target is built: the harness's `<sandbox>` capability and `<sandbox>Backend` from `module`.
 
-    capability = E2BSandbox(working_dir=options.get('working-dir'))
+    New backends get the target's `option` (a template, image, snapshot or runtime) and `working-dir`; the
+    capability gets `working-dir` (and `option` too when `capability_option`), and attaches and destroys by ref.
+    """
 
-    def build(ref: WorkspaceRef | None) -> WorkspaceBackend:
-        backend: WorkspaceBackend = (
-            capability.backend(ref)
-            if ref is not None
-            else E2BSandboxBackend(template=options.get('template'), working_dir=options.get('working-dir'))
+    def build_target(options: Mapping[str, str], run_id: str) -> Target:
+        harness = importlib.import_module(f'pydantic_ai_harness.{module}')
+        settings = {option: options.get(option), 'working_dir': options.get('working-dir')}
+        capability = getattr(harness, sandbox)(
+            **(settings if capability_option else {'working_dir': settings['working_dir']})
         )
-        return backend
+        backend_class = getattr(harness, f'{sandbox}Backend')
 
-    return _cloud_target('e2b', "pydantic-ai-harness's E2BSandboxBackend", build, capability.destroy)
+        def build(ref: WorkspaceRef | None) -> WorkspaceBackend:
+            # Without `client=`, each new backend opens its own client from the credentials on first use.
+            backend: WorkspaceBackend = capability.backend(ref) if ref is not None else backend_class(**settings)
+            return backend
 
+        return _cloud_target(name, f"pydantic-ai-harness's {sandbox}Backend", build, capability.destroy)
 
-def _modal(options: Mapping[str, str], run_id: str) -> Target:
-    from pydantic_ai_harness.modal_sandbox import ModalSandbox, ModalSandboxBackend
-
-    capability = ModalSandbox(working_dir=options.get('working-dir'))
-
-    def build(ref: WorkspaceRef | None) -> WorkspaceBackend:
-        backend: WorkspaceBackend = (
-            capability.backend(ref)
-            if ref is not None
-            else ModalSandboxBackend(image=options.get('image'), working_dir=options.get('working-dir'))
-        )
-        return backend
-
-    return _cloud_target('modal', "pydantic-ai-harness's ModalSandboxBackend", build, capability.destroy)
+    return build_target
 
 
-def _daytona(options: Mapping[str, str], run_id: str) -> Target:
-    from pydantic_ai_harness.daytona_sandbox import DaytonaSandbox, DaytonaSandboxBackend
-
-    capability = DaytonaSandbox(working_dir=options.get('working-dir'))
-
-    def build(ref: WorkspaceRef | None) -> WorkspaceBackend:
-        backend: WorkspaceBackend = (
-            capability.backend(ref)
-            if ref is not None
-            else DaytonaSandboxBackend(snapshot=options.get('snapshot'), working_dir=options.get('working-dir'))
-        )
-        return backend
-
-    return _cloud_target('daytona', "pydantic-ai-harness's DaytonaSandboxBackend", build, capability.destroy)
+def _hosted(name: str, sandbox: str, where: str, credential: str, option: TargetOption, **build: bool) -> NamedTarget:
+    """A hosted sandbox's target, available when `credential` is set and the harness and the provider's SDK import."""
+    return NamedTarget(
+        name=name,
+        description=f"pydantic-ai-harness's {sandbox}Backend on {where} (needs {credential})",
+        build=_harness_sandbox(name, f'{name}_sandbox', sandbox, option.name, **build),
+        missing=_missing((credential,), name, name),
+        options=(option, _WORKING_DIR),
+        extra='harness',
+    )
 
 
-def _sprites(options: Mapping[str, str], run_id: str) -> Target:
-    from pydantic_ai_harness.sprites_sandbox import SpritesSandbox, SpritesSandboxBackend
-
-    capability = SpritesSandbox(runtime=options.get('runtime'), working_dir=options.get('working-dir'))
-
-    def build(ref: WorkspaceRef | None) -> WorkspaceBackend:
-        # Without `client=`, each backend opens its own client from SPRITE_TOKEN on first use.
-        backend: WorkspaceBackend = (
-            capability.backend(ref)
-            if ref is not None
-            else SpritesSandboxBackend(runtime=options.get('runtime'), working_dir=options.get('working-dir'))
-        )
-        return backend
-
-    return _cloud_target('sprites', "pydantic-ai-harness's SpritesSandboxBackend", build, capability.destroy)
-
-
-E2B = NamedTarget(
-    name='e2b',
-    description="pydantic-ai-harness's E2BSandboxBackend on E2B (needs E2B_API_KEY)",
-    build=_e2b,
-    missing=_missing(('E2B_API_KEY',), 'e2b', 'e2b'),
-    options=(TargetOption('template', "E2B template for new sandboxes (default: E2B's base)"), _WORKING_DIR),
-    extra='harness',
+E2B = _hosted(
+    'e2b',
+    'E2BSandbox',
+    'E2B',
+    'E2B_API_KEY',
+    TargetOption('template', "E2B template for new sandboxes (default: E2B's base)"),
 )
-
-MODAL = NamedTarget(
-    name='modal',
-    description="pydantic-ai-harness's ModalSandboxBackend on Modal (needs MODAL_TOKEN_ID)",
-    build=_modal,
-    missing=_missing(('MODAL_TOKEN_ID',), 'modal', 'modal'),
-    options=(TargetOption('image', "registry image for new sandboxes (default: Modal's Debian slim)"), _WORKING_DIR),
-    extra='harness',
+MODAL = _hosted(
+    'modal',
+    'ModalSandbox',
+    'Modal',
+    'MODAL_TOKEN_ID',
+    TargetOption('image', "registry image for new sandboxes (default: Modal's Debian slim)"),
 )
-
-DAYTONA = NamedTarget(
-    name='daytona',
-    description="pydantic-ai-harness's DaytonaSandboxBackend on Daytona (needs DAYTONA_API_KEY)",
-    build=_daytona,
-    missing=_missing(('DAYTONA_API_KEY',), 'daytona', 'daytona'),
-    options=(TargetOption('snapshot', "Daytona snapshot for new sandboxes (default: Daytona's)"), _WORKING_DIR),
-    extra='harness',
+DAYTONA = _hosted(
+    'daytona',
+    'DaytonaSandbox',
+    'Daytona',
+    'DAYTONA_API_KEY',
+    TargetOption('snapshot', "Daytona snapshot for new sandboxes (default: Daytona's)"),
 )
-
-SPRITES = NamedTarget(
-    name='sprites',
-    description="pydantic-ai-harness's SpritesSandboxBackend on Fly.io Sprites (needs SPRITE_TOKEN)",
-    build=_sprites,
-    # The harness reads SPRITE_TOKEN (the Sprites SDK itself reads no environment variable).
-    missing=_missing(('SPRITE_TOKEN',), 'sprites', 'sprites'),
-    options=(TargetOption('runtime', "Sprites runtime for new sprites (default: Sprites')"), _WORKING_DIR),
-    extra='harness',
+# The harness reads SPRITE_TOKEN (the Sprites SDK itself reads no environment variable).
+SPRITES = _hosted(
+    'sprites',
+    'SpritesSandbox',
+    'Fly.io Sprites',
+    'SPRITE_TOKEN',
+    TargetOption('runtime', "Sprites runtime for new sprites (default: Sprites')"),
+    capability_option=True,
 )

@@ -174,23 +174,20 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
     )
 
 
-DOCKER = NamedTarget(
-    name='docker',
-    description="pydantic-ai-harness's DockerSandboxBackend on the local Docker engine",
-    build=lambda options, run_id: _target('docker', 'docker', options, run_id),
-    missing=lambda options: _missing('docker', 'docker.io', options),
-    options=_OPTIONS,
-    extra='harness',
-)
+def _engine(executable: str, where: str, packages: str, *, keeps_capabilities: bool = False) -> NamedTarget:
+    """The target of the harness's DockerSandboxBackend driving `executable` (needs `packages` installed)."""
+    return NamedTarget(
+        name=executable,
+        description=f"pydantic-ai-harness's DockerSandboxBackend {where}",
+        build=lambda options, run_id: _target(executable, executable, options, run_id),
+        missing=lambda options: _missing(executable, packages, options),
+        options=_OPTIONS,
+        extra='harness',
+        keeps_capabilities=keeps_capabilities,
+    )
 
-PODMAN = NamedTarget(
-    name='podman',
-    description="pydantic-ai-harness's DockerSandboxBackend through Podman",
-    build=lambda options, run_id: _target('podman', 'podman', options, run_id),
-    missing=lambda options: _missing('podman', 'podman and catatonit', options),
-    options=_OPTIONS,
-    extra='harness',
-    # Rootful Podman mounts overlay filesystems, which fails without CAP_DAC_OVERRIDE; pass --user so the
-    # permission rule still runs for real inside the container.
-    keeps_capabilities=True,
-)
+
+DOCKER = _engine('docker', 'on the local Docker engine', 'docker.io')
+# Rootful Podman mounts overlay filesystems, which fails without CAP_DAC_OVERRIDE; pass --user so the permission
+# rule still runs for real inside the container.
+PODMAN = _engine('podman', 'through Podman', 'podman and catatonit', keeps_capabilities=True)

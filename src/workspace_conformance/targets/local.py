@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
 import anyio.to_thread
 from pydantic_ai.workspaces import (
-    CommandResult,
-    FileEntry,
     LocalWorkspaceBackend,
     WorkspaceBackend,
-    WorkspaceCommand,
     WorkspaceRef,
 )
 
+from ..doubles.forwarding import ForwardsFiles
 from .base import Target
 
 __all__ = (
@@ -32,7 +29,7 @@ __all__ = (
 LAZY_PROVIDER = 'local-lazy'
 
 
-class LazyLocalBackend:
+class LazyLocalBackend(ForwardsFiles):
     """A provider-shaped `LocalWorkspaceBackend`: no I/O when built, a new directory on first use.
 
     `LocalWorkspaceBackend`'s ref exists from construction, so it has no creation to race; this wrapper
@@ -51,7 +48,7 @@ class LazyLocalBackend:
         """`None` until the first operation creates the directory, then `WorkspaceRef('local-lazy', path)`."""
         return self._ref
 
-    async def _connect(self) -> LocalWorkspaceBackend:
+    async def _inner(self) -> LocalWorkspaceBackend:
         if self._local is not None:
             return self._local
         if self._lock is None:
@@ -73,42 +70,8 @@ class LazyLocalBackend:
         self._parent.mkdir(parents=True, exist_ok=True)
         return str(Path(tempfile.mkdtemp(prefix='env-', dir=self._parent)).resolve())
 
-    async def working_dir(self) -> str:
-        return await (await self._connect()).working_dir()
-
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        return await (await self._connect()).run(command, shell=shell, env=env, timeout=timeout)
-
-    async def read_bytes(self, path: str) -> bytes:
-        return await (await self._connect()).read_bytes(path)
-
-    async def write_bytes(self, path: str, data: bytes) -> None:
-        await (await self._connect()).write_bytes(path, data)
-
-    async def stat(self, path: str) -> FileEntry:
-        return await (await self._connect()).stat(path)
-
-    async def list_dir(self, path: str) -> Sequence[FileEntry]:
-        return await (await self._connect()).list_dir(path)
-
-    async def make_dir(self, path: str) -> None:
-        await (await self._connect()).make_dir(path)
-
-    async def remove(self, path: str) -> None:
-        await (await self._connect()).remove(path)
-
-    async def exists(self, path: str) -> bool:
-        return await (await self._connect()).exists(path)
-
     async def realpath(self, path: str) -> str:
-        return await (await self._connect()).realpath(path)
+        return await (await self._inner()).realpath(path)
 
 
 def sacrificial_directory(run_dir: Path) -> Path:

@@ -6,21 +6,20 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic_ai.workspaces import (
-    CommandResult,
     LocalWorkspaceBackend,
     Workspace,
     WorkspaceBackend,
-    WorkspaceCommand,
     WorkspaceRef,
 )
 
+from ..doubles.forwarding import ForwardsCommands
 from .base import NamedTarget, Target
 from .local import LazyLocalBackend, destroy_local_environment, sacrificial_directory, shared_directory
 
 __all__ = ('LOCAL_SHELL', 'CommandsOnly')
 
 
-class CommandsOnly:
+class CommandsOnly(ForwardsCommands):
     """Exposes only `ref`, `working_dir` and `run` of a backend, as a provider with nothing but a command API does."""
 
     def __init__(self, backend: LocalWorkspaceBackend | LazyLocalBackend) -> None:
@@ -31,18 +30,8 @@ class CommandsOnly:
         """The wrapped backend's ref."""
         return self._backend.ref
 
-    async def working_dir(self) -> str:
-        return await self._backend.working_dir()
-
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        return await self._backend.run(command, shell=shell, env=env, timeout=timeout)
+    async def _inner(self) -> LocalWorkspaceBackend | LazyLocalBackend:
+        return self._backend
 
 
 def _shell_workspace(backend: LocalWorkspaceBackend | LazyLocalBackend) -> WorkspaceBackend:

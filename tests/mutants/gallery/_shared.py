@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import signal
@@ -18,6 +19,8 @@ import anyio.lowlevel
 import anyio.to_thread
 from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, WorkspaceCommand, WorkspaceTimeoutError
 from pydantic_ai.workspaces.protocol import validate_timeout
+
+from workspace_conformance.doubles.forwarding import RunCall, TakesRunCalls
 
 INHERITED_ENV = ('PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE')
 """What `LocalWorkspaceBackend` passes on to commands; the mutants that spawn processes themselves do the same."""
@@ -54,6 +57,11 @@ def _check_form(command: WorkspaceCommand, shell: bool) -> None:
         raise TypeError('a string command requires shell=True, and an argv sequence shell=False')
 
 
+def _argv(command: WorkspaceCommand) -> list[str]:
+    """The argv that runs `command`: a shell string through `/bin/sh -c`, an argv as it is."""
+    return ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
+
+
 def _below(path: str | Path, root: str | Path) -> bool:
     """Whether `path` (resolved) is strictly below `root` (resolved): the only places a destructive mutant touches."""
     resolved, jail = Path(path).resolve(), Path(root).resolve()
@@ -79,42 +87,38 @@ async def _drain(stream: anyio.abc.ByteReceiveStream | None, into: bytearray) ->
         into.extend(chunk)
 
 
-class RewritesCommands(LocalWorkspaceBackend):
+class InterceptsRun(TakesRunCalls, LocalWorkspaceBackend):
+    """`LocalWorkspaceBackend` whose `run` hands each call to `_run`: a command mutant overrides only that."""
+
+    async def _run(self, call: RunCall) -> CommandResult:
+        return await self._forward(call)
+
+    async def _forward(self, call: RunCall) -> CommandResult:
+        """`LocalWorkspaceBackend.run` of `call`."""
+        return await call.to(functools.partial(LocalWorkspaceBackend.run, self))
+
+
+class RewritesCommands(InterceptsRun):
     """`LocalWorkspaceBackend.run` of the command that `_rewrite_command` makes of the one given."""
 
     def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         return command
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        command = self._rewrite_command(command, shell)
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+    async def _run(self, call: RunCall) -> CommandResult:
+        return await self._forward(dataclasses.replace(call, command=self._rewrite_command(call.command, call.shell)))
 
 
-class RewritesResults(LocalWorkspaceBackend):
+class RewritesResults(InterceptsRun):
     """`LocalWorkspaceBackend.run`, its result passed through `_rewrite_result`."""
 
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return result
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        return self._rewrite_result(await super().run(command, shell=shell, env=env, timeout=timeout))
+    async def _run(self, call: RunCall) -> CommandResult:
+        return self._rewrite_result(await self._forward(call))
 
 
-class HandRolled(LocalWorkspaceBackend):
+class HandRolled(InterceptsRun):
     """`run` as a plain subprocess: new session, both pipes drained, the group killed on timeout or cancellation."""
 
     def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
@@ -134,21 +138,13 @@ class HandRolled(LocalWorkspaceBackend):
             returncode = await process.wait()
         return returncode
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        validate_timeout(timeout)
-        _check_form(command, shell)
-        argv = ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
+    async def _run(self, call: RunCall) -> CommandResult:
+        validate_timeout(call.timeout)
+        _check_form(call.command, call.shell)
         process = await anyio.open_process(
-            argv,
+            _argv(call.command),
             cwd=await self.working_dir(),
-            env=self._environment(env),
+            env=self._environment(call.env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -156,15 +152,15 @@ class HandRolled(LocalWorkspaceBackend):
         )
         stdout, stderr = bytearray(), bytearray()
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(call.timeout):
                 returncode = await self._collect(process, stdout, stderr)
         except BaseException as error:
             with anyio.CancelScope(shield=True):
                 await self._stop(process)
                 await process.aclose()
-            if isinstance(error, TimeoutError) and timeout is not None:
+            if isinstance(error, TimeoutError) and call.timeout is not None:
                 raise WorkspaceTimeoutError(
-                    f'command timed out after {timeout:g}s',
+                    f'command timed out after {call.timeout:g}s',
                     stdout=stdout.decode(errors='replace'),
                     stderr=stderr.decode(errors='replace'),
                 ) from error

@@ -17,31 +17,25 @@ import anyio.abc
 import anyio.to_thread
 from pydantic_ai.workspaces import (
     CommandResult,
-    LocalWorkspaceBackend,
     WorkspaceCommand,
     WorkspaceError,
     WorkspaceOutputLimitError,
     WorkspaceTimeoutError,
 )
 
+from workspace_conformance.doubles.forwarding import RunCall
+
 from ..registry import mutant, on_shared_dir
-from ._shared import HandRolled, RewritesCommands, RewritesResults, _blocking, _command_env, _drain
+from ._shared import HandRolled, InterceptsRun, RewritesCommands, RewritesResults, _blocking, _command_env, _drain
 
 
-class GuessesTheCommandForm(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        if isinstance(command, str):
-            shell = True
-        elif shell:
-            command = ' '.join(command)
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+class GuessesTheCommandForm(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        if isinstance(call.command, str):
+            call = dataclasses.replace(call, shell=True)
+        elif call.shell:
+            call = dataclasses.replace(call, command=' '.join(call.command))
+        return await self._forward(call)
 
 
 mutant(
@@ -139,16 +133,8 @@ mutant(
 )
 
 
-class RaisesOnNonZeroExit(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+class RaisesOnNonZeroExit(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
         if result.exit_code != 0:
             raise WorkspaceError(f'command failed with exit code {result.exit_code}: {result.stderr}')
         return result
@@ -162,21 +148,15 @@ mutant(
 )
 
 
-class RaisesForAMissingProgram(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class RaisesForAMissingProgram(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        command = call.command
         if not isinstance(command, str) and command and '/' not in command[0]:
-            path = _command_env(env).get('PATH')
+            path = _command_env(call.env).get('PATH')
             if await _blocking(shutil.which, command[0], os.X_OK, path) is None:
                 # What `subprocess.Popen` raises when nothing catches it.
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command[0])
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return await self._forward(call)
 
 
 mutant(
@@ -187,18 +167,11 @@ mutant(
 )
 
 
-class JoinsArgvUnquoted(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        if not isinstance(command, str):
-            command, shell = ' '.join(command), True
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+class JoinsArgvUnquoted(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        if not isinstance(call.command, str):
+            call = dataclasses.replace(call, command=' '.join(call.command), shell=True)
+        return await self._forward(call)
 
 
 mutant(
@@ -224,17 +197,10 @@ mutant(
 )
 
 
-class TimeoutIsAnExitCode(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class TimeoutIsAnExitCode(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
         try:
-            return await super().run(command, shell=shell, env=env, timeout=timeout)
+            return await self._forward(call)
         except WorkspaceTimeoutError as error:
             return CommandResult(exit_code=124, stdout=error.stdout, stderr=error.stderr)
 
@@ -247,16 +213,9 @@ mutant(
 )
 
 
-class IgnoresEnv(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        return await super().run(command, shell=shell, timeout=timeout)
+class IgnoresEnv(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        return await self._forward(dataclasses.replace(call, env=None))
 
 
 mutant(
@@ -293,21 +252,14 @@ mutant(
 )
 
 
-class StickyEnvironment(LocalWorkspaceBackend):
+class StickyEnvironment(InterceptsRun):
     def __init__(self, working_dir: str | Path) -> None:
         super().__init__(working_dir)
         self._sticky: dict[str, str] = {}
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        self._sticky.update(env or {})
-        return await super().run(command, shell=shell, env=self._sticky, timeout=timeout)
+    async def _run(self, call: RunCall) -> CommandResult:
+        self._sticky.update(call.env or {})
+        return await self._forward(dataclasses.replace(call, env=self._sticky))
 
 
 mutant(
@@ -318,19 +270,14 @@ mutant(
 )
 
 
-class EnvThroughAnEnvFile(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class EnvThroughAnEnvFile(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
         # What a line-based KEY=VALUE env file carries: one line per variable, and no empty values.
-        if env is not None:
-            env = {name: value.split('\n')[0] for name, value in env.items() if value}
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        if call.env is not None:
+            call = dataclasses.replace(
+                call, env={name: value.split('\n')[0] for name, value in call.env.items() if value}
+            )
+        return await self._forward(call)
 
 
 mutant(
@@ -368,21 +315,14 @@ mutant(
 )
 
 
-class RaisesForANonExecutableProgram(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        if not isinstance(command, str) and command and os.path.isabs(command[0]):
-            program = command[0]
+class RaisesForANonExecutableProgram(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        if not isinstance(call.command, str) and call.command and os.path.isabs(call.command[0]):
+            program = call.command[0]
             if await _blocking(lambda: os.path.isfile(program) and not os.access(program, os.X_OK)):
                 # What `subprocess.Popen` raises for it when nothing turns it into a result.
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+        return await self._forward(call)
 
 
 mutant(
@@ -393,17 +333,10 @@ mutant(
 )
 
 
-class TimeoutDropsOutput(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class TimeoutDropsOutput(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
         try:
-            return await super().run(command, shell=shell, env=env, timeout=timeout)
+            return await self._forward(call)
         except WorkspaceTimeoutError as error:
             raise WorkspaceTimeoutError(str(error)) from error
 
@@ -416,20 +349,13 @@ mutant(
 )
 
 
-class AcceptsAnyTimeout(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class AcceptsAnyTimeout(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
         # `if timeout:` style handling: anything that is not a usable positive number means "no timeout".
-        value = float(timeout) if timeout is not None else None
+        value = float(call.timeout) if call.timeout is not None else None
         if value is not None and not (math.isfinite(value) and value > 0):
             value = None
-        return await super().run(command, shell=shell, env=env, timeout=value)
+        return await self._forward(dataclasses.replace(call, timeout=value))
 
 
 mutant(
@@ -440,16 +366,10 @@ mutant(
 )
 
 
-class TimeoutInMilliseconds(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        return await super().run(command, shell=shell, env=env, timeout=None if timeout is None else timeout / 1000)
+class TimeoutInMilliseconds(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        timeout = None if call.timeout is None else call.timeout / 1000
+        return await self._forward(dataclasses.replace(call, timeout=timeout))
 
 
 mutant(
@@ -460,17 +380,10 @@ mutant(
 )
 
 
-class CapTruncatesSilently(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class CapTruncatesSilently(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
         try:
-            return await super().run(command, shell=shell, env=env, timeout=timeout)
+            return await self._forward(call)
         except WorkspaceOutputLimitError as error:
             return CommandResult(exit_code=0, stdout=error.stdout, stderr=error.stderr)
 
@@ -606,21 +519,14 @@ mutant(
 )
 
 
-class SharesOneTranscript(LocalWorkspaceBackend):
+class SharesOneTranscript(InterceptsRun):
     def __init__(self, working_dir: str | Path) -> None:
         super().__init__(working_dir)
         self._transcript: list[str] = []
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+    async def _run(self, call: RunCall) -> CommandResult:
         start = len(self._transcript)
-        result = await super().run(command, shell=shell, env=env, timeout=timeout)
+        result = await self._forward(call)
         self._transcript.append(result.stdout)
         # Everything the shared session printed since this command was sent, whoever printed it.
         return dataclasses.replace(result, stdout=''.join(self._transcript[start:]))
@@ -662,18 +568,11 @@ mutant(
 )
 
 
-class SplitsShellStrings(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        if isinstance(command, str) and shell:
-            command, shell = shlex.split(command), False
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+class SplitsShellStrings(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        if isinstance(call.command, str) and call.shell:
+            call = dataclasses.replace(call, command=shlex.split(call.command), shell=False)
+        return await self._forward(call)
 
 
 mutant(
@@ -699,18 +598,11 @@ mutant(
 )
 
 
-class StrictModeShell(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        if isinstance(command, str) and shell:
-            command, shell = ['bash', '-euo', 'pipefail', '-c', command], False
-        return await super().run(command, shell=shell, env=env, timeout=timeout)
+class StrictModeShell(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        if isinstance(call.command, str) and call.shell:
+            call = dataclasses.replace(call, command=['bash', '-euo', 'pipefail', '-c', call.command], shell=False)
+        return await self._forward(call)
 
 
 mutant(

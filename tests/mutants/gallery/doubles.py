@@ -8,10 +8,10 @@ from pathlib import Path
 
 from pydantic_ai.workspaces import FileEntry, WorkspaceBackend
 
-from workspace_conformance.doubles import InMemoryBackend, InMemoryProvider, memory_symlink
+from workspace_conformance.doubles import InMemoryBackend, InMemoryProvider
 from workspace_conformance.doubles.provider import ProviderBackend
 
-from ..registry import in_memory, mutant
+from ..registry import memory_mutant, mutant
 
 
 class TextualDotDot(InMemoryBackend):
@@ -42,28 +42,25 @@ class WriteReplacesLinks(InMemoryBackend):
         await super().write_bytes(path, data)
 
 
-mutant(
+memory_mutant(
     name='memory_collapses_dotdot_as_text',
     kills=['realpath_and_entries_follow_symlinks'],
     bug='A filesystem-only backend normalizes `..` as text before resolving links, so `link/..` climbs from the link.',
-    backend=in_memory(TextualDotDot),
-    make_symlink=memory_symlink,
+    kind=TextualDotDot,
 )
 
-mutant(
+memory_mutant(
     name='memory_listing_drops_links',
     kills=['symlink_loop_does_not_break_listing', 'realpath_and_entries_follow_symlinks'],
     bug='A storage API that lists only files and directories hides every symlink, loops included.',
-    backend=in_memory(ListingDropsLinks),
-    make_symlink=memory_symlink,
+    kind=ListingDropsLinks,
 )
 
-mutant(
+memory_mutant(
     name='memory_write_replaces_links',
     kills=['writes_go_through_a_symlink'],
     bug='An object-store backend writes by replacing whatever is at the path, so a symlink becomes a plain file.',
-    backend=in_memory(WriteReplacesLinks),
-    make_symlink=memory_symlink,
+    kind=WriteReplacesLinks,
 )
 
 

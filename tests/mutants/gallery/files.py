@@ -20,9 +20,9 @@ import anyio.lowlevel
 import anyio.to_thread
 from pydantic_ai.workspaces import FileEntry, LocalWorkspaceBackend, WorkspaceError
 
-from workspace_conformance.doubles import InMemoryBackend, memory_symlink
+from workspace_conformance.doubles import InMemoryBackend
 
-from ..registry import in_memory, mutant, on_shared_dir
+from ..registry import memory_mutant, mutant, on_shared_dir
 from ._shared import _below, _blocking, _refuse_outside, _sacrificial_dir, _within
 
 MiB = 1024 * 1024
@@ -374,7 +374,6 @@ mutant(
     name='refuses_only_the_working_dir',
     kills=['remove_refuses_the_working_dir_and_its_ancestors'],
     bug='remove() refuses exactly the working directory but deletes a parent of it, and the workspace with it.',
-    backend=on_shared_dir(LocalWorkspaceBackend),
     destructive_backend=lambda run_dir: RefusesOnlyTheWorkingDir(_sacrificial_dir(run_dir), jail=run_dir),
 )
 
@@ -383,7 +382,6 @@ mutant(
     name='remove_refuses_nothing',
     kills=['remove_refuses_the_working_dir_and_its_ancestors'],
     bug="remove() has no guard at all, so remove('.') deletes the whole working directory.",
-    backend=on_shared_dir(LocalWorkspaceBackend),
     destructive_backend=lambda run_dir: RefusesNothing(_sacrificial_dir(run_dir), jail=run_dir),
 )
 
@@ -634,12 +632,11 @@ class MemoryNormalizesNamesToNfc(InMemoryBackend):
         await super().write_bytes(_nfc(path), data)
 
 
-mutant(
+memory_mutant(
     name='memory_normalizes_names_to_nfc',
     kills=['unicode_names_are_kept_exactly'],
     bug='A filesystem-only backend on a normalizing store (HFS+-like) writes every name in NFC.',
-    backend=in_memory(MemoryNormalizesNamesToNfc),
-    make_symlink=memory_symlink,
+    kind=MemoryNormalizesNamesToNfc,
 )
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -20,10 +21,11 @@ from pydantic_ai.workspaces import (
     WorkspaceUnavailableError,
 )
 
+from workspace_conformance.doubles.forwarding import RunCall
 from workspace_conformance.targets.local import LAZY_PROVIDER, LazyLocalBackend
 
 from ..registry import Build, mutant, on_shared_dir, shared_dir
-from ._shared import _sacrificial_dir, _within
+from ._shared import InterceptsRun, _sacrificial_dir, _within
 
 
 class RefAndWorkingDirOnly:
@@ -58,15 +60,8 @@ class NoRefMember:
     async def working_dir(self) -> str:
         return await self._local.working_dir()
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        return await self._local.run(command, shell=shell, env=env, timeout=timeout)
+    async def run(self, command: WorkspaceCommand, **options: Any) -> CommandResult:
+        return await self._local.run(command, **options)
 
 
 mutant(
@@ -151,7 +146,7 @@ mutant(
 class UnlockedLazyBackend(LazyLocalBackend):
     """`LazyLocalBackend` without its creation lock: every concurrent first use creates an environment."""
 
-    async def _connect(self) -> LocalWorkspaceBackend:
+    async def _inner(self) -> LocalWorkspaceBackend:
         if self._local is None:
             # The creation awaits a thread, so every concurrent caller gets here before any of them finishes.
             ref = self._ref or await self._create_environment()
@@ -163,7 +158,6 @@ mutant(
     name='unlocked_first_use',
     kills=['concurrent_first_use_shares_one_environment'],
     bug='First use checks "no environment yet" and creates one without a lock, so concurrent first uses each create.',
-    backend=on_shared_dir(LocalWorkspaceBackend),
     fresh_backend=lambda run_dir: UnlockedLazyBackend(run_dir / 'fresh'),
 )
 
@@ -172,22 +166,14 @@ mutant(
     name='attach_ignores_the_ref',
     kills=['a_backend_attached_by_ref_reaches_the_same_environment'],
     bug='The attach path drops the ref it is given and builds a backend that creates a new environment.',
-    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=lambda run_dir, ref: LazyLocalBackend(run_dir / 'fresh'),
 )
 
 
-class DestroyedIsANormalExit(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class DestroyedIsANormalExit(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
         try:
-            return await super().run(command, shell=shell, env=env, timeout=timeout)
+            return await self._forward(call)
         except WorkspaceUnavailableError as error:
             return CommandResult(exit_code=0, stdout='', stderr=str(error))
 
@@ -196,7 +182,6 @@ mutant(
     name='destroyed_is_a_normal_exit',
     kills=['destroying_environment_during_command_raises_unavailable'],
     bug='run() reports a command whose environment was destroyed under it as an ordinary exit instead of raising.',
-    backend=on_shared_dir(LocalWorkspaceBackend),
     destructive_backend=lambda run_dir: DestroyedIsANormalExit(_sacrificial_dir(run_dir)),
 )
 
@@ -212,7 +197,6 @@ mutant(
     name='attach_recreates_a_destroyed_environment',
     kills=['attaching_to_a_destroyed_environment_raises_unavailable'],
     bug="Attaching by ref runs `mkdir -p` on the ref's directory, silently recreating a destroyed environment empty.",
-    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=_recreating_attach,
 )
 
@@ -234,7 +218,6 @@ mutant(
     name='records_the_ref_after_readiness',
     kills=['cancellation_mid_create_keeps_the_ref'],
     bug='The ref is recorded only after a cancellable wait for readiness; a caller cancelled then loses the sandbox.',
-    backend=on_shared_dir(LocalWorkspaceBackend),
     fresh_backend=lambda run_dir: RecordsTheRefAfterReadiness(run_dir / 'fresh'),
 )
 
@@ -281,7 +264,6 @@ mutant(
     name='ref_known_after_connecting',
     kills=['attaching_keeps_the_ref_without_creating'],
     bug='An attached backend fills in its ref from the session it opens, so it reports None until its first operation.',
-    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=lambda run_dir, ref: RefKnownAfterConnecting(ref),
 )
 
@@ -300,7 +282,6 @@ mutant(
     name='attach_starts_in_the_default_directory',
     kills=['attached_backend_shares_the_working_dir'],
     bug="Attaching by ref drops the working_dir setting, so the backend starts in the sandbox's default directory.",
-    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=lambda run_dir, ref: StartsInTheDefaultDirectory(ref),
 )
 
@@ -319,7 +300,6 @@ mutant(
     name='provisions_in_the_background',
     kills=['building_a_backend_creates_nothing'],
     bug='The constructor starts provisioning a sandbox in a background thread to hide latency: I/O when built.',
-    backend=on_shared_dir(LocalWorkspaceBackend),
     fresh_backend=lambda run_dir: ProvisionsInTheBackground(run_dir / 'fresh'),
 )
 
@@ -384,6 +364,5 @@ mutant(
     name='records_the_ref_after_first_success',
     kills=['a_failing_first_operation_still_records_the_ref'],
     bug='The ref is recorded when the first operation succeeds, so a first operation that fails leaves it None.',
-    backend=on_shared_dir(LocalWorkspaceBackend),
     fresh_backend=lambda run_dir: RecordsTheRefAfterFirstSuccess(run_dir / 'fresh'),
 )

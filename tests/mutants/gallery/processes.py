@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import signal
 import subprocess
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
 
@@ -24,34 +25,45 @@ from pydantic_ai.workspaces import (
 )
 from pydantic_ai.workspaces.protocol import validate_timeout
 
+from workspace_conformance.doubles.forwarding import RunCall
+
 from ..registry import mutant, on_shared_dir
-from ._shared import HandRolled, _blocking, _check_form, _command_env, _decoded, _within
+from ._shared import HandRolled, InterceptsRun, _argv, _blocking, _check_form, _command_env, _decoded, _within
 
 
-class WaitsForPipeEof(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        _check_form(command, shell)
+def _spawn(
+    command: WorkspaceCommand, cwd: str, env: Mapping[str, str] | None, *, shell: bool = False
+) -> subprocess.Popen[bytes]:
+    """The process of `command` as a hand-rolled `run` starts it: a new session, no stdin, both outputs piped."""
+    return subprocess.Popen(
+        command,
+        shell=shell,
+        cwd=cwd,
+        env=_command_env(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+class WaitsForPipeEof(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        _check_form(call.command, call.shell)
         cwd = await self.working_dir()
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(call.timeout):
                 # `run_process` reads both pipes to end of file, so it waits for whoever else holds them.
                 done = await anyio.run_process(
-                    command,
+                    call.command,
                     cwd=cwd,
-                    env=_command_env(env),
+                    env=_command_env(call.env),
                     stdin=subprocess.DEVNULL,
                     check=False,
                     start_new_session=True,
                 )
         except TimeoutError as error:
-            raise WorkspaceTimeoutError(f'command timed out after {timeout:g}s') from error
+            raise WorkspaceTimeoutError(f'command timed out after {call.timeout:g}s') from error
         return _decoded(done.returncode, done.stdout, done.stderr)
 
 
@@ -63,41 +75,22 @@ mutant(
 )
 
 
-class AbandonsOnCancel(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        _check_form(command, shell)
+class AbandonsOnCancel(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        _check_form(call.command, call.shell)
         cwd = await self.working_dir()
 
-        def spawn() -> subprocess.Popen[bytes]:
-            return subprocess.Popen(
-                command,
-                shell=shell,
-                cwd=cwd,
-                env=_command_env(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-
-        process = await _blocking(spawn)
+        process = await _blocking(functools.partial(_spawn, call.command, cwd, call.env, shell=call.shell))
         try:
             # A cancelled caller abandons the thread, and with it the process, which keeps running.
             stdout, stderr = await anyio.to_thread.run_sync(
-                functools.partial(process.communicate, timeout=timeout), abandon_on_cancel=True
+                functools.partial(process.communicate, timeout=call.timeout), abandon_on_cancel=True
             )
         except subprocess.TimeoutExpired as error:
             with suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             await _blocking(process.communicate)
-            raise WorkspaceTimeoutError(f'command timed out after {timeout:g}s') from error
+            raise WorkspaceTimeoutError(f'command timed out after {call.timeout:g}s') from error
         return _decoded(process.returncode, stdout, stderr)
 
 
@@ -109,20 +102,30 @@ mutant(
 )
 
 
+def _kill_where(chosen: Callable[[Path], bool]) -> None:
+    """SIGKILL every other process whose `/proc/<pid>` directory `chosen` picks (one it cannot read is skipped)."""
+    for entry in Path('/proc').iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            picked = chosen(entry)
+        except OSError:
+            continue
+        if picked:
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+
+
 def _restarting_attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
     """Attach as a sandbox that restarts on attach: every process working in the environment is killed first."""
     root = Path(ref.id).resolve()
     if _within(root, run_dir):  # never anything outside the run directory
-        for entry in Path('/proc').iterdir():
-            if not entry.name.isdigit() or int(entry.name) == os.getpid():
-                continue
-            try:
-                cwd = Path(os.readlink(entry / 'cwd'))
-            except OSError:
-                continue
-            if cwd == root or cwd.is_relative_to(root):
-                with suppress(ProcessLookupError, PermissionError):
-                    os.kill(int(entry.name), signal.SIGKILL)
+
+        def works_in_the_environment(process: Path) -> bool:
+            cwd = Path(os.readlink(process / 'cwd'))
+            return cwd == root or cwd.is_relative_to(root)
+
+        _kill_where(works_in_the_environment)
     return LocalWorkspaceBackend(ref.id)
 
 
@@ -130,26 +133,18 @@ mutant(
     name='attach_restarts_the_sandbox',
     kills=['a_backend_attached_by_ref_reaches_a_detached_process'],
     bug='Attaching by ref restarts the sandbox, killing every process that was running in the environment.',
-    backend=on_shared_dir(LocalWorkspaceBackend),
     attach_backend=_restarting_attach,
 )
 
 
-class AbandonsTimedOutCommands(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        if timeout is None:
-            return await super().run(command, shell=shell, env=env, timeout=timeout)
-        _check_form(command, shell)
+class AbandonsTimedOutCommands(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        if call.timeout is None:
+            return await self._forward(call)
+        _check_form(call.command, call.shell)
         # The command runs in a session of its own; a timeout ends only the exec session that waits for it.
-        inner = ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
-        return await super().run(['sh', '-c', 'setsid "$@" & wait $!', 'sh', *inner], env=env, timeout=timeout)
+        wrapped = ['sh', '-c', 'setsid "$@" & wait $!', 'sh', *_argv(call.command)]
+        return await self._forward(RunCall(wrapped, env=call.env, timeout=call.timeout))
 
 
 mutant(
@@ -199,37 +194,21 @@ mutant(
 )
 
 
-class ReturnsAtEndOfOutput(LocalWorkspaceBackend):
+class ReturnsAtEndOfOutput(InterceptsRun):
     """Reads the output to end of file, then reports `returncode` without waiting for the process."""
 
     def __init__(self, working_dir: str | Path) -> None:
         super().__init__(working_dir)
         self._unreaped: list[subprocess.Popen[bytes]] = []
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        validate_timeout(timeout)
-        _check_form(command, shell)
+    async def _run(self, call: RunCall) -> CommandResult:
+        validate_timeout(call.timeout)
+        _check_form(call.command, call.shell)
         self._unreaped = [process for process in self._unreaped if process.poll() is None]
-        argv = ['/bin/sh', '-c', command] if isinstance(command, str) else list(command)
         cwd = await self.working_dir()
 
         def run_until_eof() -> tuple[subprocess.Popen[bytes], bytes, bytes]:
-            process = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=_command_env(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
+            process = _spawn(_argv(call.command), cwd, call.env)
             assert process.stdout is not None and process.stderr is not None
             with process.stdout, process.stderr:
                 # Small outputs only: the rule this mutant must fail writes a few bytes.
@@ -254,30 +233,14 @@ TAG = 'WORKSPACE_CONFORMANCE_MUTANT_TAG'
 def _kill_tagged(tag: str) -> None:
     """SIGKILL every process whose environment carries `tag`: only processes this mutant's command started."""
     marker = f'{TAG}={tag}'.encode()
-    for entry in Path('/proc').iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environment = (entry / 'environ').read_bytes()
-        except OSError:
-            continue
-        if marker in environment.split(b'\0'):
-            with suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry.name), signal.SIGKILL)
+    _kill_where(lambda process: marker in (process / 'environ').read_bytes().split(b'\0'))
 
 
-class KillsEverythingOnReturn(LocalWorkspaceBackend):
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
+class KillsEverythingOnReturn(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
         tag = uuid.uuid4().hex
         try:
-            return await super().run(command, shell=shell, env={**(env or {}), TAG: tag}, timeout=timeout)
+            return await self._forward(dataclasses.replace(call, env={**(call.env or {}), TAG: tag}))
         finally:
             # Like stopping the command's cgroup: every process it started dies, detached or not.
             with anyio.CancelScope(shield=True):

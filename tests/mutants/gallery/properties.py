@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from pydantic_ai.workspaces import CommandResult, FileEntry, LocalWorkspaceBackend, WorkspaceCommand
 
+from workspace_conformance.doubles.forwarding import RunCall
+
 from ..registry import mutant, on_shared_dir
-from ._shared import RewritesCommands
+from ._shared import InterceptsRun, RewritesCommands
 
 
 class StripsNameWhitespace(LocalWorkspaceBackend):
@@ -56,19 +59,12 @@ class DropsEmptyArguments(RewritesCommands):
         return command
 
 
-class StripsEnvValues(LocalWorkspaceBackend):
+class StripsEnvValues(InterceptsRun):
     """Trims whitespace from env values, as an SDK that serializes env into a config file might."""
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        trimmed = None if env is None else {name: value.strip() for name, value in env.items()}
-        return await super().run(command, shell=shell, env=trimmed, timeout=timeout)
+    async def _run(self, call: RunCall) -> CommandResult:
+        trimmed = None if call.env is None else {name: value.strip() for name, value in call.env.items()}
+        return await self._forward(dataclasses.replace(call, env=trimmed))
 
 
 for name, kind, kills, bug in [

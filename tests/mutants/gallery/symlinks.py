@@ -19,9 +19,9 @@ import anyio.lowlevel
 import anyio.to_thread
 from pydantic_ai.workspaces import FileEntry, LocalWorkspaceBackend
 
-from workspace_conformance.doubles import InMemoryBackend, memory_symlink
+from workspace_conformance.doubles import InMemoryBackend
 
-from ..registry import in_memory, mutant, on_shared_dir
+from ..registry import memory_mutant, mutant, on_shared_dir
 from ._shared import _blocking, _refuse_outside
 
 
@@ -137,12 +137,11 @@ class MemoryRemoveFollowsLinks(InMemoryBackend):
         await super().remove(self.tree.realpath(path))
 
 
-mutant(
+memory_mutant(
     name='memory_remove_follows_links',
     kills=['removing_a_symlink_removes_the_link_not_its_target'],
     bug='A filesystem-only backend resolves the path before deleting, so removing a link deletes its target.',
-    backend=in_memory(MemoryRemoveFollowsLinks),
-    make_symlink=memory_symlink,
+    kind=MemoryRemoveFollowsLinks,
 )
 
 

@@ -7,14 +7,14 @@ go through a client. Neither forwards `realpath`: a subclass that has one adds i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceRef
 
-from pydantic_ai.workspaces import CommandResult, FileEntry, LocalWorkspaceBackend, WorkspaceCommand, WorkspaceRef
+from workspace_conformance.doubles.forwarding import ForwardsCommands, ForwardsFiles
 
 __all__ = ('CommandsOf', 'FilesAndCommandsOf')
 
 
-class CommandsOf:
+class CommandsOf(ForwardsCommands):
     """The commands of `local`: pydantic-ai derives every file operation from its shell."""
 
     def __init__(self, local: LocalWorkspaceBackend) -> None:
@@ -27,40 +27,6 @@ class CommandsOf:
     def ref(self) -> WorkspaceRef | None:
         return self._local.ref
 
-    async def working_dir(self) -> str:
-        return await (await self._inner()).working_dir()
 
-    async def run(
-        self,
-        command: WorkspaceCommand,
-        *,
-        shell: bool = False,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> CommandResult:
-        return await (await self._inner()).run(command, shell=shell, env=env, timeout=timeout)
-
-
-class FilesAndCommandsOf(CommandsOf):
+class FilesAndCommandsOf(ForwardsFiles, CommandsOf):
     """The commands and the file methods of the inner backend."""
-
-    async def read_bytes(self, path: str) -> bytes:
-        return await (await self._inner()).read_bytes(path)
-
-    async def write_bytes(self, path: str, data: bytes) -> None:
-        await (await self._inner()).write_bytes(path, data)
-
-    async def stat(self, path: str) -> FileEntry:
-        return await (await self._inner()).stat(path)
-
-    async def list_dir(self, path: str) -> Sequence[FileEntry]:
-        return await (await self._inner()).list_dir(path)
-
-    async def make_dir(self, path: str) -> None:
-        await (await self._inner()).make_dir(path)
-
-    async def remove(self, path: str) -> None:
-        await (await self._inner()).remove(path)
-
-    async def exists(self, path: str) -> bool:
-        return await (await self._inner()).exists(path)
