@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from ..runtime.watchdog import WATCHDOG, Hang
-from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, tools_to_probe
+from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, subject_fixture, tools_to_probe
 from ._tracing import OperationLog, traced, unwrap
 
 if TYPE_CHECKING:
@@ -183,7 +183,8 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
     signature = inspect.signature(function)
     parameters = list(signature.parameters.values())
     # What the guard reads (the time scale, and the fixtures that resolve `requires`), asked for when the body is not.
-    read = (SCALE_FIXTURE, 'backend', 'declared_limits', *fixtures_needed(rule))
+    subject = subject_fixture(rule)
+    read = (SCALE_FIXTURE, subject, 'declared_limits', *fixtures_needed(rule))
     hidden = tuple(name for name in read if name not in signature.parameters)
     parameters.extend(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in hidden)
 
@@ -191,11 +192,11 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
     async def run_rule(*args: Any, **kwargs: Any) -> None:
         __tracebackhide__ = True
         fixtures: dict[str, Any] = {name: kwargs.pop(name) if name in hidden else kwargs.get(name) for name in read}
-        unmet = resolve(rule, fixtures['backend'], fixtures)
+        unmet = resolve(rule, fixtures[subject], fixtures)
         if unmet is not None:
             raise RuleSkipped(rule, unmet.kind, unmet.why)
         run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]))
-        tools = tools_to_probe(rule, fixtures['backend'], fixtures)
+        tools = tools_to_probe(rule, fixtures[subject], fixtures)
         _trace_factories(kwargs, run.log)
         bound = run.seconds(rule.timeout)
         token = _CURRENT.set(run)
@@ -208,7 +209,7 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
         try:
             with scope:
                 if tools:
-                    await _look_for(rule, tools, traced(fixtures['backend'], run.log))
+                    await _look_for(rule, tools, traced(fixtures[subject], run.log))
                 await function(*args, **kwargs)
         except pytest.fail.Exception as failed:
             if scope.cancel_called:
