@@ -24,7 +24,7 @@ LONG_ID = 'a' * 10_000
 
 def _hostile_ids(own: str) -> list[str]:
     """Ids nobody should attach to: traversal, absolute paths, empty, very long, NUL and newline."""
-    ids = ['', '.', '..', '../..', '/', '/etc', '/root', os.path.expanduser('~'), tempfile.gettempdir(), LONG_ID]
+    ids = ['/etc', '/', '/root', os.path.expanduser('~'), tempfile.gettempdir(), '', '.', '..', '../..', LONG_ID]
     ids += ['x\x00y', 'x\ny', f'{own}\x00', f'{own}\n', f'\n{own}', f'{own}/..', f'{own}/../..', f' {own}', f'{own} ']
     if posixpath.isabs(own):
         ids += [posixpath.dirname(own), posixpath.join(own, '..', '..', 'etc'), f'../{posixpath.basename(own)}']
