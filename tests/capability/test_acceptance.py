@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-MODULE = '''
+MODULE = """
 import tempfile
 import pytest
 from pydantic_ai.capabilities import LocalWorkspace
@@ -33,7 +33,7 @@ class TestEagerDirectory(WorkspaceCapabilitySuite):
     @pytest.fixture
     def capability(self, tmp_path):
         return EagerDirectory(tmp_path)
-'''
+"""
 
 
 def test_the_failures_name_the_accepted_ref_and_the_created_directory(pytester: pytest.Pytester) -> None:

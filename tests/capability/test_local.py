@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Awaitable, Callable
 import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 

@@ -133,7 +133,7 @@ def described(selected: object) -> str:
     while isinstance(layer, Workspace):
         if type(layer) is not Workspace:
             layers.append(type(layer).__name__)
-        layer = layer._backend  # noqa: SLF001  # the layers are what a failure must name
+        layer = layer._backend  # the layers are what a failure must name
     layers.append(type(layer).__name__)
     ref = getattr(selected, 'ref', None)
     named = f'{ref.provider}:{ref.id}' if isinstance(ref, WorkspaceRef) else repr(ref)
@@ -217,7 +217,7 @@ class CapabilityFixtures(SuiteFixtures):
         """The capability under test, an `AbstractCapability` whose `get_workspace` supplies workspaces."""
         raise NotImplementedError(
             'WorkspaceCapabilitySuite needs a `capability` fixture: define `@pytest.fixture def capability(self): '
-            "return MyCapability(...)` in your subclass (for example `LocalWorkspace(tmp_path)`)."
+            'return MyCapability(...)` in your subclass (for example `LocalWorkspace(tmp_path)`).'
         )
 
     @pytest.fixture
@@ -226,7 +226,7 @@ class CapabilityFixtures(SuiteFixtures):
         return None
 
     @pytest.fixture
-    def destroy_environment(self) -> DestroyRef | None:  # type: ignore[override]
+    def destroy_environment(self) -> DestroyRef | None:
         """`async (ref) -> None` destroying the environment a ref names, the way whoever holds the ref would."""
         return None
 

@@ -65,7 +65,7 @@ class HygieneRules:
     async def test_local_commands_inherit_only_the_documented_variables(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
-        """`LocalWorkspace` commands inherit only `PATH`, `HOME`, `LANG`, `LC_ALL` and `LC_CTYPE`, plus its own `env`."""
+        """`LocalWorkspace` commands inherit only PATH, HOME, LANG, LC_ALL and LC_CTYPE, plus its own `env`."""
         workspace = _commands_of(capability, deps)
         if not isinstance(workspace.backend, LocalWorkspaceBackend):
             skip('not-applicable', 'the workspace is not a LocalWorkspaceBackend')

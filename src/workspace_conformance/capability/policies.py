@@ -8,7 +8,13 @@ from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import Authority
-from pydantic_ai.workspaces import AuthorityWorkspace, SupportsCommands, Workspace, WorkspaceReadOnlyError, WrapperWorkspace
+from pydantic_ai.workspaces import (
+    AuthorityWorkspace,
+    SupportsCommands,
+    Workspace,
+    WorkspaceReadOnlyError,
+    WrapperWorkspace,
+)
 
 from ..authoring import expect_error, rule, skip, supplied
 from ._support import MARK_PREFIX, Policy, error_text, first_use, own_environment
@@ -66,14 +72,14 @@ class PolicyRules:
     async def test_a_read_only_workspace_refuses_every_change(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
-        """A workspace reporting `read_only` refuses writes, `make_dir`, `remove` and `run` (also with `cwd=`) with `WorkspaceReadOnlyError`, and reads."""
+        """A `read_only` workspace refuses writes, make_dir, remove and run (cwd= too), and still reads."""
         await _check_read_only(_read_only_of(capability, deps), "the capability's read-only workspace")
 
     @rule(area='policies')
     async def test_read_only_holds_through_stacked_wrappers(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
-        """Wrapped again (a `WrapperWorkspace`, an `AuthorityWorkspace`), a read-only workspace still reports `read_only` and refuses every change."""
+        """Inside more wrappers a read-only workspace still reports `read_only` and refuses every change."""
         workspace = _read_only_of(capability, deps)
         stacked = _Layer(AuthorityWorkspace(_Layer(workspace), authority=NONE))
         await _check_read_only(stacked, 'the read-only workspace inside two more wrappers')
@@ -82,14 +88,16 @@ class PolicyRules:
     async def test_a_workspace_that_refuses_changes_reports_read_only(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
-        """A workspace that refuses file changes with `WorkspaceReadOnlyError` reports `read_only`, so capabilities drop write tools."""
+        """A workspace refusing writes with `WorkspaceReadOnlyError` reports `read_only`, so tools can drop them."""
         workspace = own_environment(capability, deps)
         await first_use(workspace)
         name = f'{MARK_PREFIX}probe'
         try:
             await workspace.write_text(name, 'x')
         except WorkspaceReadOnlyError:
-            assert workspace.read_only, 'the workspace refuses write_text with WorkspaceReadOnlyError but reports read_only False'
+            assert workspace.read_only, (
+                'the workspace refuses write_text with WorkspaceReadOnlyError but reports read_only False'
+            )
             return
         await workspace.remove(name)
         assert not workspace.read_only, 'the workspace reports read_only but wrote a file'
@@ -98,7 +106,7 @@ class PolicyRules:
     async def test_a_policy_wrapper_keeps_its_policy_when_commands_exist(
         self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
     ) -> None:
-        """A policy wrapper that refuses a file change refuses, or does not carry out, the same change made by `run()`."""
+        """A policy wrapper that refuses a file change also refuses, or prevents, that change made by `run()`."""
         inner = own_environment(capability, deps)
         await first_use(inner)
         wrapped = supplied(policy, 'policy')(inner)
@@ -144,7 +152,7 @@ class PolicyRules:
 def _own_arguments(kind: type) -> list[str]:
     """The constructor arguments of a wrapper class beyond the workspace it wraps."""
     try:
-        parameters = list(inspect.signature(kind.__init__).parameters.values())[1:]
+        parameters = list(inspect.signature(kind).parameters.values())
     except (TypeError, ValueError):
         return []
     return [p.name for p in parameters if p.name != 'wrapped' and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]

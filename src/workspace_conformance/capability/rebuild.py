@@ -55,7 +55,7 @@ class RebuildRules:
     async def test_rebuilt_workspaces_reach_the_same_files(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
-        """Operations each made through a workspace rebuilt from the ref see one environment: same files, same working dir."""
+        """Operations each made through a workspace rebuilt from the ref share one environment's files."""
         origin, again = await rebuilt(capability, deps)
         root = await origin.working_dir()
         assert await again.each(lambda ws: ws.working_dir()) == root, 'a rebuilt workspace has another working dir'
@@ -68,12 +68,16 @@ class RebuildRules:
         token = uuid.uuid4().hex
         try:
             await again.each(lambda ws: ws.write_text(name, token))
-            assert await again.each(lambda ws: ws.exists(name)), f'{name}, written through one rebuild, is missing in the next'
+            assert await again.each(lambda ws: ws.exists(name)), (
+                f'{name}, written through one rebuild, is missing in the next'
+            )
             read = await again.each(lambda ws: ws.read_text(name))
             assert read == token, f'{name} reads {read[:80]!r} through a rebuild, {token!r} was written'
             assert await origin.read_text(name) == token, f'{name} written through a rebuild is not in the original'
             await again.each(lambda ws: ws.remove(name))
-            assert not await again.each(lambda ws: ws.exists(name)), f'{name}, removed through a rebuild, is still there'
+            assert not await again.each(lambda ws: ws.exists(name)), (
+                f'{name}, removed through a rebuild, is still there'
+            )
         finally:
             if await origin.exists(name):
                 await origin.remove(name)
@@ -82,7 +86,7 @@ class RebuildRules:
     async def test_rebuilt_workspaces_keep_the_ref_and_the_policy(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
-        """Every rebuild from the ref gives the same ref, the same wrapper layers and the same `durable_policy()` values."""
+        """Every rebuild from the ref gives the same ref, wrapper layers and `durable_policy()` values."""
         origin, again = await rebuilt(capability, deps)
         for _ in range(3):
             await again.each(lambda ws: ws.working_dir())

@@ -30,7 +30,7 @@ def shape(workspace: Workspace) -> tuple[object, ...]:
     layer: object = workspace
     while isinstance(layer, Workspace):
         policies.append(layer.durable_policy())
-        layer = layer._backend  # noqa: SLF001
+        layer = layer._backend
     return (tuple(workspace_layers(workspace)), workspace.ref, tuple(policies))
 
 
@@ -39,7 +39,7 @@ class SelectionRules:
 
     @rule(area='selection')
     async def test_get_workspace_builds_without_io(self, capability: AbstractCapability[Any], deps: object) -> None:
-        """`get_workspace(ref=None)` returns a backend or a `Workspace`, doing no I/O and creating nothing until the first operation."""
+        """`get_workspace(ref=None)` returns a backend without I/O, creating nothing until the first operation."""
         with watching_io() as watch:
             selected = capability.get_workspace(run_context(deps), ref=None)
         assert not watch.seen, (
@@ -55,7 +55,7 @@ class SelectionRules:
     async def test_get_workspace_is_repeatable_and_keeps_no_state(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
-        """Called again, `get_workspace` supplies an equivalent workspace, and using one changes what it supplies next."""
+        """Called again, `get_workspace` supplies an equivalent workspace; using one does not change the next."""
         first = own_environment(capability, deps)
         second = own_environment(capability, deps)
         assert shape(first) == shape(second), (
@@ -85,7 +85,7 @@ class SelectionRules:
     async def test_a_gone_environment_raises_unavailable_and_never_starts_over(
         self, capability: AbstractCapability[Any], deps: object, destroy_environment: DestroyRef | None
     ) -> None:
-        """A run given the ref of a destroyed environment gets `WorkspaceUnavailableError` at first use, and nothing recreates it."""
+        """A run given a destroyed environment's ref gets `WorkspaceUnavailableError`; nothing recreates it."""
         ref = await first_use(own_environment(capability, deps))
         await supplied(destroy_environment, 'destroy_ref')(ref)
         with expect_error(WorkspaceUnavailableError, f'a run given {ref_text(ref)} after destroying it'):

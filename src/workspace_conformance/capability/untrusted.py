@@ -73,8 +73,10 @@ def _refs(provider: str, ids: Sequence[str]) -> list[WorkspaceRef]:
 
 
 def _verdict(found: list[str], what: str) -> None:
-    assert not found, f'the capability attached to {what} instead of declining it: ' + '; '.join(found[:4]) + (
-        f' (and {len(found) - 4} more)' if len(found) > 4 else ''
+    assert not found, (
+        f'the capability attached to {what} instead of declining it: '
+        + '; '.join(found[:4])
+        + (f' (and {len(found) - 4} more)' if len(found) > 4 else '')
     )
 
 
@@ -93,7 +95,7 @@ class UntrustedRefRules:
     async def test_hostile_ref_ids_are_declined(
         self, capability: AbstractCapability[Any], deps: object, foreign_refs: Sequence[WorkspaceRef]
     ) -> None:
-        """`get_workspace` declines ids with `..`, absolute paths, empty, very long, NUL or newline ids, and `foreign_refs`."""
+        """`get_workspace` declines `..`, absolute, empty, very long, NUL and newline ids, and `foreign_refs`."""
         own = await first_use(own_environment(capability, deps))
         refs = [*_refs(own.provider, _hostile_ids(own.id)), *foreign_refs]
         _verdict(accepted(capability, deps, refs), 'an untrusted ref')
@@ -115,7 +117,7 @@ class UntrustedRefRules:
     async def test_other_spellings_of_its_path_are_declined(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
-        """A capability whose ref ids are paths declines its own path spelled another way: a trailing slash, `.`, a symlink."""
+        """A path-like ref id spelled another way (a trailing slash, `.`, a symlink) is declined."""
         own = await first_use(own_environment(capability, deps))
         if not posixpath.isabs(own.id):
             skip('not-applicable', f'the ref id {own.id[:80]!r} is not a path')

@@ -63,7 +63,7 @@ class InMemoryProvider:
 
     def capability(self, **switches: bool) -> ProviderCapability:
         """The capability that supplies this provider's environments to agent runs; `switches` break its clauses."""
-        return ProviderCapability(self, **switches)
+        return ProviderCapability(self, **switches)  # type: ignore[arg-type]  # keyword-only bools
 
     def _backend_class(self) -> type[ProviderBackend]:
         return ProviderCommandsBackend if self.local_root is not None else ProviderBackend

@@ -85,7 +85,11 @@ capability_mutant(
 )
 capability_mutant(
     name='remembers_the_last_environment',
-    kills=['get_workspace_is_repeatable_and_keeps_no_state', 'workspace_new_starts_fresh', 'sanitized_history_offers_no_ref'],
+    kills=[
+        'get_workspace_is_repeatable_and_keeps_no_state',
+        'workspace_new_starts_fresh',
+        'sanitized_history_offers_no_ref',
+    ],
     bug='get_workspace(ref=None) reattaches to the environment it created last, so a fresh run inherits the old one.',
     build=_provider(remember_last=True),
 )
@@ -209,7 +213,7 @@ class RotatingRef(LocalWorkspaceBackend):
 @dataclass
 class Rotating(LocalWorkspace[Any]):
     def get_workspace(self, ctx: RunContext[Any], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
-        return RotatingRef(self.working_dir) if ref is None else None
+        return RotatingRef(str(self.working_dir)) if ref is None else None
 
 
 capability_mutant(
@@ -226,7 +230,9 @@ capability_mutant(
 class ReadOnlyButRuns(ReadOnlyWorkspace):
     """Refuses file changes but lets commands run, which can change anything."""
 
-    async def run(self, command: WorkspaceCommand, **kwargs: Any) -> CommandResult:
+    async def run(  # type: ignore[override]  # the bug: it returns where the read-only policy never does
+        self, command: WorkspaceCommand, **kwargs: Any
+    ) -> CommandResult:
         return await self.wrapped.run(command, **kwargs)
 
 
@@ -252,7 +258,7 @@ capability_mutant(
 class RefusesTextOnly(ReadOnlyWorkspace):
     """Refuses `write_text` itself but forwards `write_bytes`, which an outer layer's `write_text` calls."""
 
-    async def write_bytes(self, path: str, data: bytes) -> None:
+    async def write_bytes(self, path: str, data: bytes) -> None:  # type: ignore[override]  # the bug
         await self.wrapped.write_bytes(path, data)
 
     async def write_text(self, path: str, content: str, *, encoding: str = 'utf-8') -> None:
