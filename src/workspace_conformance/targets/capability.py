@@ -13,19 +13,9 @@ from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
 from ..capability import WorkspaceCapabilitySuite
 from ..suite import narrow
+from .base import CapabilitySetup
 
 __all__ = ('CapabilitySetup', 'CapabilityTarget', 'capability_suite_for')
-
-
-@dataclass(frozen=True, kw_only=True)
-class CapabilitySetup:
-    """One rule's capability and the optional fixtures that go with it."""
-
-    capability: AbstractCapability[Any]
-    deps: object = None
-    destroy_environment: Callable[[WorkspaceRef], Awaitable[None]] | None = None
-    foreign_refs: Sequence[WorkspaceRef] = ()
-    policy: Callable[[Workspace], Workspace] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
