@@ -15,7 +15,7 @@ from ..capability import WorkspaceCapabilitySuite
 from ..suite import narrow
 from .base import CapabilitySetup
 
-__all__ = ('CapabilitySetup', 'CapabilityTarget', 'capability_suite_for')
+__all__ = ('CapabilitySetup', 'CapabilityTarget', 'capability_suite_for', 'finish_suite')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,18 +67,26 @@ def capability_suite_for(
         def policy(self, setup: CapabilitySetup) -> Callable[[Workspace], Workspace] | None:
             return setup.policy
 
-        @pytest.fixture
-        def declared_limits(self) -> Mapping[str, str]:
-            return target.declared_limits
-
-        @pytest.fixture
-        def expected_failures(self) -> Mapping[str, str]:
-            return target.expected_failures if expected_failures is None else expected_failures
-
-    if time_scale is not None:
-        scale = pytest.fixture(lambda self: time_scale, name='conformance_time_scale')
-        setattr(TestCapability, 'conformance_time_scale', scale)  # noqa: B010
-    if only is not None:
-        narrow(TestCapability, only)
+    waived = target.expected_failures if expected_failures is None else expected_failures
+    finish_suite(TestCapability, target.declared_limits, waived, only=only, time_scale=time_scale)
     TestCapability.__name__ = TestCapability.__qualname__ = name or f'TestCapability[{target.name}]'
     return TestCapability
+
+
+def finish_suite(
+    suite: type,
+    declared_limits: Mapping[str, str],
+    expected_failures: Mapping[str, str],
+    *,
+    only: Iterable[str] | None,
+    time_scale: float | None,
+) -> None:
+    """Give a generated suite class its waivers and fixed time scale, and narrow it to `only`."""
+    setattr(suite, 'declared_limits', pytest.fixture(lambda self: declared_limits, name='declared_limits'))  # noqa: B010
+    waived = pytest.fixture(lambda self: expected_failures, name='expected_failures')
+    setattr(suite, 'expected_failures', waived)  # noqa: B010
+    if time_scale is not None:
+        scale = pytest.fixture(lambda self: time_scale, name='conformance_time_scale')
+        setattr(suite, 'conformance_time_scale', scale)  # noqa: B010
+    if only is not None:
+        narrow(suite, only)

@@ -13,10 +13,10 @@ import pytest
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..capability import WorkspaceCapabilitySuite
-from ..suite import WorkspaceBackendSuite, narrow
+from ..suite import WorkspaceBackendSuite
 from ._ledger import record_ref
 from .base import MakeSymlink, Target
-from .capability import CapabilityTarget, capability_suite_for
+from .capability import CapabilityTarget, capability_suite_for, finish_suite
 from .loading import resolve_capability, resolve_target
 
 __all__ = (
@@ -131,21 +131,10 @@ def suite_for(
         def make_symlink(self) -> MakeSymlink | None:
             return target.make_symlink
 
-        @pytest.fixture
-        def declared_limits(self) -> Mapping[str, str]:
-            return target.declared_limits
-
-        @pytest.fixture
-        def expected_failures(self) -> Mapping[str, str]:
-            return target.expected_failures if expected_failures is None else expected_failures
-
     for switch, value in target.switches.items():
         setattr(TestCertification, switch, pytest.fixture(lambda self, _value=value: _value, name=switch))
-    if time_scale is not None:
-        scale = pytest.fixture(lambda self: time_scale, name='conformance_time_scale')
-        setattr(TestCertification, 'conformance_time_scale', scale)  # noqa: B010
-    if only is not None:
-        narrow(TestCertification, only)
+    waived = target.expected_failures if expected_failures is None else expected_failures
+    finish_suite(TestCertification, target.declared_limits, waived, only=only, time_scale=time_scale)
     TestCertification.__name__ = TestCertification.__qualname__ = name or f'TestCertification[{target.name}]'
     return TestCertification
 
