@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from workspace_conformance.capability import capability_rules
 from workspace_conformance.catalog_format import render_catalog
 from workspace_conformance.reports.model import Report
 from workspace_conformance.suite import rules
@@ -16,7 +17,10 @@ DOCS = Path(__file__).resolve().parent.parent / 'docs'
 def generated() -> dict[Path, str]:
     """Every generated doc and its current text: the rule catalog and the report's JSON Schema."""
     schema = json.dumps(Report.model_json_schema(), indent=2, sort_keys=True) + '\n'
-    return {DOCS / 'rules.md': render_catalog(rules(), 'markdown'), DOCS / 'report-schema.json': schema}
+    return {
+        DOCS / 'rules.md': render_catalog((*rules(), *capability_rules()), 'markdown'),
+        DOCS / 'report-schema.json': schema,
+    }
 
 
 def main() -> int:

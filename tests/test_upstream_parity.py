@@ -50,6 +50,11 @@ def test_every_upstream_fixture_exists() -> None:
 @pytest.mark.parametrize('rule_name', _upstream_rule_names())
 def test_upstream_rule_takes_only_fixtures_upstream_users_can_provide(rule_name: str) -> None:
     # A project that swaps the import keeps working: no rule of upstream's name needs a fixture it never heard of.
-    known = _fixture_names(upstream.WorkspaceBackendSuite) | {'self', 'request', 'make_symlink', 'conformance_time_scale'}
+    known = _fixture_names(upstream.WorkspaceBackendSuite) | {
+        'self',
+        'request',
+        'make_symlink',
+        'conformance_time_scale',
+    }
     parameters = set(inspect.signature(getattr(WorkspaceBackendSuite, rule_name)).parameters)
     assert parameters <= known | _fixture_names(WorkspaceBackendSuite), parameters - known

@@ -1,6 +1,7 @@
 """Conformance suite, test doubles and certification for Pydantic AI workspace backends."""
 
 from ._version import __version__
+from .capability import WorkspaceCapabilitySuite, capability_rules
 from .suite import (
     AREAS,
     LEVELS,
@@ -22,7 +23,9 @@ __all__ = (
     'Rule',
     'RuleFailure',
     'WorkspaceBackendSuite',
+    'WorkspaceCapabilitySuite',
     '__version__',
+    'capability_rules',
     'catalog',
     'rule',
     'rules',

@@ -36,6 +36,7 @@ from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRun
 from .targets.base import Target
 from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
 from .targets.listing import render_targets, write_not_run
+from .targets.loading import resolve_capability
 
 __all__ = ('main',)
 
@@ -116,6 +117,14 @@ def _parser() -> argparse.ArgumentParser:
     certify.add_argument('--attach', metavar='MODULE:FACTORY', help='factory(ref) building a backend attached by ref')
     certify.add_argument(
         '--destroy', metavar='MODULE:FUNCTION', help='async function(backend) destroying its environment'
+    )
+    certify.add_argument(
+        '--capability',
+        nargs='?',
+        const='target',
+        metavar='MODULE:FACTORY',
+        help="also run the capability suite: on the named target's own capability (no value; local: LocalWorkspace, "
+        'provider: InMemoryProvider.capability()), or on package.module:factory returning an AbstractCapability',
     )
     certify.add_argument('--anyio-backend', choices=['asyncio', 'trio', 'all'], default='all')
     certify.add_argument('-k', dest='keyword', metavar='EXPR', help='only rules matching this pytest -k expression')
@@ -425,7 +434,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified
     with run_directory('workspace-conformance-check-') as check_dir:
         try:
-            resolve_target(
+            checked = resolve_target(
                 args.target,
                 options=options,
                 fresh=args.fresh,
@@ -433,6 +442,8 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
                 destroy=args.destroy,
                 check_dir=Path(check_dir),
             )
+            if args.capability is not None:  # built once, so a factory that returns no capability fails here
+                resolve_capability(args.capability, checked)(Path(check_dir) / 'capability')
         except TargetNotRunnable as error:
             return _not_run(args, error)
         except TargetError as error:
@@ -469,6 +480,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             destroy=args.destroy,
             options={name: value for name, value in options.items() if value is not None},
             run_id=run_dir.name,
+            capability=args.capability,
         )
         tests = run_dir / 'suite'
         tests.mkdir()

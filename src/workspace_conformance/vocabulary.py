@@ -8,6 +8,7 @@ __all__ = (
     'ACCOUNTING_PROPERTY',
     'AREAS',
     'BYPASS_CAPABILITIES',
+    'CAPABILITY_AREAS',
     'LEVELS',
     'OUTCOMES',
     'OUTCOME_PROPERTY',
@@ -18,6 +19,8 @@ __all__ = (
     'SKIP_KINDS',
     'VERDICTS',
     'Area',
+    'BackendArea',
+    'CapabilityArea',
     'Level',
     'Outcome',
     'Profile',
@@ -28,9 +31,14 @@ __all__ = (
     'Verdict',
 )
 
-Area = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes', 'properties', 'stateful']
+BackendArea = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes', 'properties', 'stateful']
+"""The areas of `WorkspaceBackendSuite`: the backend protocol."""
+CapabilityArea = Literal['selection', 'untrusted', 'runs', 'policies', 'rebuild', 'hygiene']
+"""The areas of `WorkspaceCapabilitySuite`: what a capability's `get_workspace` supplies, and agent runs over it."""
+Area = Literal[BackendArea, CapabilityArea]
 """The parts of the contract a rule belongs to, in the order the catalog lists them."""
-AREAS: tuple[Area, ...] = get_args(Area)
+AREAS: tuple[Area, ...] = (*get_args(BackendArea), *get_args(CapabilityArea))
+CAPABILITY_AREAS: tuple[CapabilityArea, ...] = get_args(CapabilityArea)
 
 Level = Literal['core', 'extended']
 """`core`: every applicable core rule must pass, no waiver covers it; `extended`: a gap makes the verdict partial."""
@@ -51,6 +59,8 @@ Requirement = Literal[
     'ln',
     'mkfifo',
     'setsid',
+    'destroy_ref',
+    'policy',
 ]
 """What a rule needs, resolved by its guard before the body runs (see `suite/_requires.py` for each one)."""
 REQUIREMENTS: tuple[Requirement, ...] = get_args(Requirement)

@@ -10,6 +10,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend, Work
 
 from workspace_conformance.doubles import memory_symlink
 from workspace_conformance.targets import local_target
+from workspace_conformance.targets.capability import CapabilitySetup
 
 _LOCAL = local_target()
 
@@ -103,3 +104,23 @@ def mutant(
         raise ValueError(f'two mutants are named {declared.name!r}')
     MUTANTS.append(declared)
     return declared
+
+
+@dataclass(frozen=True)
+class CapabilityMutant:
+    """A capability (or policy wrapper) that breaks one clause, how to build it, and the rules it must fail."""
+
+    name: str
+    kills: tuple[str, ...]
+    bug: str
+    build: Callable[[Path], CapabilitySetup]
+
+
+CAPABILITY_MUTANTS: list[CapabilityMutant] = []
+
+
+def capability_mutant(*, name: str, kills: list[str], bug: str, build: Callable[[Path], CapabilitySetup]) -> None:
+    """Register a capability mutant; `build` gets each rule's own scratch directory."""
+    if any(existing.name == name for existing in CAPABILITY_MUTANTS):
+        raise ValueError(f'two capability mutants are named {name!r}')
+    CAPABILITY_MUTANTS.append(CapabilityMutant(name=name, kills=tuple(kills), bug=bug, build=build))

@@ -14,17 +14,20 @@ from pathlib import Path
 import pytest
 
 from workspace_conformance import WorkspaceBackendSuite, rules
+from workspace_conformance.capability import WorkspaceCapabilitySuite, capability_rules
 from workspace_conformance.targets import Target, suite_for
+from workspace_conformance.targets.capability import CapabilityTarget, capability_suite_for
 from workspace_conformance.vocabulary import BYPASS_CAPABILITIES
 
 from ..runner import bypasses_permissions
-from .gallery import load_all
-from .registry import Mutant
+from .gallery import load_all, load_capability_mutants
+from .registry import CapabilityMutant, Mutant
 
 ROOT = Path(__file__).resolve().parents[2]
 TIME_SCALE = 0.25
 DROP = BYPASS_CAPABILITIES
 MUTANTS = load_all()
+CAPABILITY_MUTANTS = load_capability_mutants()
 
 
 def mutant_suite(mutant: Mutant) -> type[WorkspaceBackendSuite]:
@@ -52,6 +55,24 @@ def mutant_suite(mutant: Mutant) -> type[WorkspaceBackendSuite]:
     return suite
 
 
+def capability_mutant_suite(mutant: CapabilityMutant) -> type[WorkspaceCapabilitySuite]:
+    """The capability suite of the mutant as a target, narrowed to the rules it must fail, as strict xfails."""
+    target = CapabilityTarget(name=mutant.name, description=mutant.bug, build=mutant.build)
+    suite = capability_suite_for(
+        target,
+        only=mutant.kills,
+        expected_failures=dict.fromkeys(mutant.kills, f'mutant {mutant.name}: {mutant.bug}'),
+        time_scale=TIME_SCALE,
+        name=f'TestCapabilityMutant_{mutant.name}',
+        summary=False,
+    )
+    suite.mutant_name = mutant.name  # type: ignore[attr-defined]  # read by conftest: a skip there proves nothing
+    return suite
+
+
+for _capability_mutant in CAPABILITY_MUTANTS:
+    globals()[f'TestCapabilityMutant_{_capability_mutant.name}'] = capability_mutant_suite(_capability_mutant)
+
 BYPASS = bypasses_permissions()
 for _mutant in MUTANTS:
     if not (_mutant.unprivileged and BYPASS):
@@ -67,6 +88,19 @@ def test_every_rule_has_a_killing_mutant() -> None:
 def test_every_mutant_names_real_rules_and_a_bug() -> None:
     known = {rule.id for rule in rules()}
     for mutant in MUTANTS:
+        assert mutant.kills and set(mutant.kills) <= known, (mutant.name, set(mutant.kills) - known)
+        assert mutant.bug.endswith('.'), mutant.name
+
+
+def test_every_capability_rule_has_a_killing_mutant() -> None:
+    proven = {rule_id for mutant in CAPABILITY_MUTANTS for rule_id in mutant.kills}
+    unproven = [rule.qualified for rule in capability_rules() if rule.id not in proven]
+    assert not unproven, f'capability rules no mutant makes fail (checks that cannot fail): {unproven}'
+
+
+def test_every_capability_mutant_names_real_rules_and_a_bug() -> None:
+    known = {rule.id for rule in capability_rules()}
+    for mutant in CAPABILITY_MUTANTS:
         assert mutant.kills and set(mutant.kills) <= known, (mutant.name, set(mutant.kills) - known)
         assert mutant.bug.endswith('.'), mutant.name
 

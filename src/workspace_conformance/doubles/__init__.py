@@ -1,5 +1,6 @@
 """Test doubles for workspace backends: in-memory filesystem, scripted commands, a provider model, faults."""
 
+from .capability import ProviderCapability
 from .commands import CommandCall, Handler, ScriptedCommands, ScriptedMemoryBackend, result
 from .faults import FaultyBackend, Injection
 from .memory import InMemoryBackend, memory_symlink
@@ -14,6 +15,7 @@ __all__ = (
     'InMemoryProvider',
     'Injection',
     'ProviderBackend',
+    'ProviderCapability',
     'ProviderCommandsBackend',
     'ScriptedCommands',
     'ScriptedMemoryBackend',

@@ -19,6 +19,7 @@ from pydantic_ai.workspaces import (
     WorkspaceUnavailableError,
 )
 
+from .capability import ProviderCapability
 from .forwarding import RunCall, TakesRunCalls
 from .memory import InMemoryBackend
 
@@ -59,6 +60,10 @@ class InMemoryProvider:
     def attach(self, ref: WorkspaceRef) -> ProviderBackend:
         """A backend for the environment `ref` names; it never creates one, and raises if that one is gone."""
         return self._backend_class()(self, ref)
+
+    def capability(self, **switches: bool) -> ProviderCapability:
+        """The capability that supplies this provider's environments to agent runs; `switches` break its clauses."""
+        return ProviderCapability(self, **switches)  # type: ignore[arg-type]  # keyword-only bools
 
     def _backend_class(self) -> type[ProviderBackend]:
         return ProviderCommandsBackend if self.local_root is not None else ProviderBackend

@@ -31,7 +31,7 @@ from ._concurrency import (
     slot,
     take,
 )
-from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, tools_to_probe
+from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, subject_fixture, tools_to_probe
 from ._tracing import GRACE_FLOOR, REMEMBERED_GRACE, HangRemembered, OperationLog, traced, unwrap
 
 if TYPE_CHECKING:
@@ -217,7 +217,8 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
     signature = inspect.signature(function)
     parameters = list(signature.parameters.values())
     # What the guard reads (the time scale, and the fixtures that resolve `requires`), asked for when the body is not.
-    read = (SCALE_FIXTURE, 'backend', 'declared_limits', 'request', *fixtures_needed(rule))
+    subject = subject_fixture(rule)
+    read = (SCALE_FIXTURE, subject, 'declared_limits', 'request', *fixtures_needed(rule))
     hidden = tuple(name for name in read if name not in signature.parameters)
     parameters.extend(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in hidden)
 
@@ -234,7 +235,7 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
                 if ahead.raised is not None:
                     raise ahead.raised
                 return
-        await _check(rule, function, args, kwargs, fixtures)
+        await _check(rule, function, args, kwargs, fixtures, subject)
 
     run_rule.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     return run_rule
@@ -245,7 +246,8 @@ async def _ran_ahead(request: pytest.FixtureRequest, given: dict[str, Any]) -> A
     item = request.node
     batch = item.stash.get(PLAN, ())
     if batch and adaptive(item.config) and item.parent is not None and MEASURED not in item.parent.stash:
-        item.parent.stash[MEASURED] = await remote(given['backend'], float(given[SCALE_FIXTURE]))
+        backend = given.get('backend')  # a capability suite's rules measure nothing: they run one at a time
+        item.parent.stash[MEASURED] = backend is not None and await remote(backend, float(given[SCALE_FIXTURE]))
         if not item.parent.stash[MEASURED]:
             return take(item, given)
     if batch and AHEAD not in item.stash:
@@ -261,15 +263,16 @@ async def _check(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     fixtures: dict[str, Any],
+    subject: str,
 ) -> None:
     """One rule's check: its requires, then its tool probe and body under the hang guard, every failure framed."""
     __tracebackhide__ = True
-    unmet = resolve(rule, fixtures['backend'], fixtures)
+    unmet = resolve(rule, fixtures[subject], fixtures)
     if unmet is not None:
         raise RuleSkipped(rule, unmet.kind, unmet.why)
     request: pytest.FixtureRequest = fixtures['request']
     run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]))
-    tools = tools_to_probe(rule, fixtures['backend'], fixtures)
+    tools = tools_to_probe(rule, fixtures[subject], fixtures)
     _trace_factories(kwargs, run.log)
     bound = run.seconds(rule.timeout)
     left = remaining(request.session)
@@ -293,7 +296,7 @@ async def _check(
     try:
         with scope:
             if tools:
-                await _look_for(rule, tools, traced(fixtures['backend'], run.log))
+                await _look_for(rule, tools, traced(fixtures[subject], run.log))
             await function(*args, **kwargs)
     except pytest.fail.Exception as failed:
         if scope.cancel_called:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic_ai.workspaces import SupportsCommands, SupportsFilesystem, SupportsRealpath
 
+from ..vocabulary import CAPABILITY_AREAS
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ __all__ = (
     'probe_verdict',
     'resolve',
     'skip_reason',
+    'subject_fixture',
     'tools_to_probe',
 )
 
@@ -53,6 +55,8 @@ OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
         ('destructive_backend',),
         'provide `destructive_backend` (or `fresh_backend`): a shared environment is never asked to destroy itself',
     ),
+    'destroy_ref': (('destroy_environment',), 'provide `destroy_environment`, `async (ref) -> None`,'),
+    'policy': (('policy',), 'provide `policy`, a function wrapping a `Workspace` in your policy wrapper,'),
 }
 SWITCHES: dict[str, tuple[str, str]] = {
     'posix_shell': ('has_real_posix_shell', 'the backend has no real POSIX shell, processes or byte streams'),
@@ -78,6 +82,11 @@ NO_SYMLINKS = (
 )
 PROBE = 'for tool do command -v "$tool" >/dev/null 2>&1 || { printf %s "$tool"; exit 3; }; done'
 """Shell that exits 3 naming the first of its arguments that is not a command in the environment."""
+
+
+def subject_fixture(rule: Rule) -> str:
+    """The fixture a rule checks: `capability` for the areas of `WorkspaceCapabilitySuite`, else `backend`."""
+    return 'capability' if rule.area in CAPABILITY_AREAS else 'backend'
 
 
 def skip_reason(rule: Rule, kind: str, why: str) -> str:

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
 
-__all__ = ('MakeSymlink', 'NamedTarget', 'Target', 'TargetError', 'TargetNotRunnable', 'TargetOption')
+__all__ = (
+    'CapabilitySetup',
+    'MakeSymlink',
+    'NamedTarget',
+    'Target',
+    'TargetError',
+    'TargetNotRunnable',
+    'TargetOption',
+)
 
 MakeSymlink = Callable[[WorkspaceBackend, str, str], Awaitable[None]]
 
@@ -24,6 +34,17 @@ class TargetNotRunnable(TargetError):
         super().__init__(f'{target}: not run: {reason}')
         self.target = target
         self.reason = reason
+
+
+@dataclass(frozen=True, kw_only=True)
+class CapabilitySetup:
+    """One capability rule's capability and the optional fixtures that go with it."""
+
+    capability: AbstractCapability[Any]
+    deps: object = None
+    destroy_environment: Callable[[WorkspaceRef], Awaitable[None]] | None = None
+    foreign_refs: Sequence[WorkspaceRef] = ()
+    policy: Callable[[Workspace], Workspace] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +65,8 @@ class Target:
     """Values for the suite's switch fixtures (`has_real_posix_shell`, ...); absent ones keep their defaults."""
     event_loops: tuple[str, ...] = ('asyncio', 'trio')
     """The anyio backends the target's client libraries support; a run uses those of them that are installed."""
+    capability: Callable[[Path], CapabilitySetup] | None = None
+    """The capability the backend's users attach to agents, built in each capability rule's scratch directory."""
     cleanup: Callable[[Path], None] | None = None
     """Removes everything a run with this scratch directory created outside it (containers, sandboxes, dirs)."""
 

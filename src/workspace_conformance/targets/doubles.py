@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..doubles import InMemoryBackend, InMemoryProvider, memory_symlink
-from .base import NamedTarget, Target
+from .base import CapabilitySetup, NamedTarget, Target
 
 __all__ = ('MEMORY', 'PROVIDER')
 
@@ -47,6 +47,7 @@ def _provider(_: Mapping[str, str], run_id: str) -> Target:
         fresh_backend=lambda run_dir: provider(run_dir).backend(),
         attach_backend=attach,
         destroy_environment=destroy,
+        capability=_provider_capability,
     )
 
 
@@ -61,3 +62,9 @@ PROVIDER = NamedTarget(
     description='InMemoryProvider, the provider-lifecycle test double, on local directories',
     build=_provider,
 )
+
+
+def _provider_capability(run_dir: Path) -> CapabilitySetup:
+    """`InMemoryProvider.capability()` over local directories in the rule's scratch directory."""
+    provider = InMemoryProvider(local_root=run_dir / 'environments', files={'README': b'hello'})
+    return CapabilitySetup(capability=provider.capability(), destroy_environment=provider.destroy)

@@ -8,12 +8,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-from .base import Target, TargetError, TargetNotRunnable
+from .base import CapabilitySetup, Target, TargetError, TargetNotRunnable
 from .registry import NAMED_TARGETS
 
-__all__ = ('load_callable', 'resolve_target')
+__all__ = ('load_callable', 'resolve_capability', 'resolve_target')
 
 
 def load_callable(spec: str, what: str) -> Callable[..., Any]:
@@ -110,3 +111,26 @@ def resolve_target(
         attach_backend=attach_backend if attach_factory else None,
         destroy_environment=destroy_function,
     )
+
+
+def resolve_capability(spec: str, target: Target) -> Callable[[Path], CapabilitySetup]:
+    """How to build the capability `--capability` names: `target` for the target's own, else package.module:factory.
+
+    A factory returns a capability, or a `CapabilitySetup` with its optional fixtures; it is called with no
+    argument, or with the rule's scratch directory if it takes one.
+    """
+    if spec == 'target':
+        if target.capability is None:
+            raise TargetError(f'target {target.name!r} carries no capability: pass --capability package.module:factory')
+        return target.capability
+    build = _with_run_dir(load_callable(spec, '--capability'))
+
+    def setup(run_dir: Path) -> CapabilitySetup:
+        built = build(run_dir)
+        if isinstance(built, CapabilitySetup):
+            return built
+        if not isinstance(built, AbstractCapability):
+            raise TargetError(f'--capability {spec!r} returned {type(built).__name__}, not an AbstractCapability')
+        return CapabilitySetup(capability=built)
+
+    return setup

@@ -8,14 +8,16 @@ from pathlib import Path
 
 import anyio
 import anyio.to_thread
+from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.workspaces import (
     LocalWorkspaceBackend,
+    ReadOnlyWorkspace,
     WorkspaceBackend,
     WorkspaceRef,
 )
 
 from ..doubles.forwarding import ForwardsFiles
-from .base import Target
+from .base import CapabilitySetup, Target
 
 __all__ = (
     'LAZY_PROVIDER',
@@ -113,4 +115,19 @@ def local_target() -> Target:
         destructive_backend=lambda run_dir: LocalWorkspaceBackend(sacrificial_directory(run_dir)),
         attach_backend=_attach,
         destroy_environment=destroy_local_environment,
+        capability=local_capability,
+    )
+
+
+async def _remove_project(ref: WorkspaceRef) -> None:
+    await anyio.to_thread.run_sync(lambda: shutil.rmtree(ref.id))
+
+
+def local_capability(run_dir: Path) -> CapabilitySetup:
+    """`LocalWorkspace` on a project directory of its own, which `destroy_environment` removes."""
+    project = run_dir / 'project'
+    project.mkdir(parents=True, exist_ok=True)
+    (project / 'README').write_text('a project\n')
+    return CapabilitySetup(
+        capability=LocalWorkspace(project), destroy_environment=_remove_project, policy=ReadOnlyWorkspace
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..registry import MUTANTS, Mutant
+from ..registry import CAPABILITY_MUTANTS, MUTANTS, CapabilityMutant, Mutant
 
 
 def load_all() -> list[Mutant]:
@@ -19,3 +19,9 @@ def load_all() -> list[Mutant]:
         if not module.name.startswith('_'):
             importlib.import_module(f'{__name__}.{module.name}')
     return list(MUTANTS)
+
+
+def load_capability_mutants() -> list[CapabilityMutant]:
+    """Every capability mutant of the gallery (its `capability` module), after importing the gallery."""
+    load_all()
+    return list(CAPABILITY_MUTANTS)

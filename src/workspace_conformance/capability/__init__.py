@@ -1,0 +1,40 @@
+"""`WorkspaceCapabilitySuite`: conformance rules for the capabilities that supply workspaces to agent runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..suite._rules import Rule, catalog
+from ._support import CapabilityFixtures, Policy
+from .hygiene import HygieneRules
+from .policies import PolicyRules
+from .rebuild import RebuildRules, Rebuilt
+from .runs import RunRules
+from .selection import SelectionRules
+from .untrusted import UntrustedRefRules
+
+__all__ = ('Policy', 'Rebuilt', 'WorkspaceCapabilitySuite', 'capability_rules')
+
+
+class WorkspaceCapabilitySuite(
+    SelectionRules,
+    UntrustedRefRules,
+    RunRules,
+    PolicyRules,
+    RebuildRules,
+    HygieneRules,
+    CapabilityFixtures,
+):
+    """Subclass in a pytest module and provide a `capability` fixture; each test method checks one rule.
+
+    Optional fixtures: `deps` (the runs' deps), `destroy_environment` (`async (ref) -> None`), `foreign_refs`
+    (more refs to decline) and `policy` (wraps a `Workspace` in your policy wrapper). Agent runs use a
+    `FunctionModel`, so the suite needs no network.
+    """
+
+    pytestmark = pytest.mark.anyio
+
+
+def capability_rules() -> tuple[Rule, ...]:
+    """The catalog of every rule of `WorkspaceCapabilitySuite`."""
+    return catalog(WorkspaceCapabilitySuite)

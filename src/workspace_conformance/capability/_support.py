@@ -1,0 +1,323 @@
+"""What capability rules stand on: the suite's fixtures, a run context, I/O watching, and agent runs over a tool."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import pytest
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.usage import RunUsage
+from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
+
+from ..suite._guard import safe_str
+from ..suite._support import SuiteFixtures
+
+__all__ = (
+    'CapabilityFixtures',
+    'IoWatch',
+    'Policy',
+    'described',
+    'run_context',
+    'run_tool',
+    'select',
+    'watching_io',
+)
+
+Policy = Callable[[Workspace], Workspace]
+"""Wraps a capability's workspace in the user's own policy wrapper (a `WrapperWorkspace` subclass)."""
+DestroyRef = Callable[[WorkspaceRef], Awaitable[None]]
+Result = TypeVar('Result')
+
+_MUTATING_EVENTS = frozenset(
+    {
+        'os.mkdir',
+        'os.makedirs',
+        'os.remove',
+        'os.rmdir',
+        'os.rename',
+        'os.replace',
+        'os.symlink',
+        'os.link',
+        'os.chmod',
+        'os.chown',
+        'os.truncate',
+        'os.system',
+        'os.exec',
+        'os.posix_spawn',
+        'os.spawn',
+        'os.fork',
+        'os.forkpty',
+        'shutil.rmtree',
+        'shutil.copyfile',
+        'shutil.move',
+        'subprocess.Popen',
+        'socket.connect',
+        'socket.getaddrinfo',
+        'tempfile.mkdtemp',
+        'tempfile.mkstemp',
+    }
+)
+"""Audit events that change the host or reach the network: what `get_workspace` must not do."""
+_WRITE_MODES = frozenset('wax+')
+
+
+@dataclass
+class IoWatch:
+    """The mutating audit events the watched block raised, each as `event(args)`, in order."""
+
+    seen: list[str] = field(default_factory=list)
+    thread: int = 0
+    active: bool = False
+
+
+_WATCHES: list[IoWatch] = []
+_HOOKED: list[bool] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    for watch in _WATCHES:
+        if not watch.active or threading.get_ident() != watch.thread:
+            continue
+        if event in _MUTATING_EVENTS or (event == 'open' and _writes(args)):
+            watch.seen.append(f'{event}{_short(args)}')
+
+
+def _writes(args: tuple[Any, ...]) -> bool:
+    mode = args[1] if len(args) > 1 else None
+    flags = args[2] if len(args) > 2 else 0
+    if isinstance(mode, str):
+        return bool(_WRITE_MODES & set(mode))
+    return isinstance(flags, int) and bool(flags & 0o3 or flags & 0o100)  # O_WRONLY/O_RDWR or O_CREAT
+
+
+def _short(args: tuple[Any, ...]) -> str:
+    return '(' + ', '.join(repr(arg)[:200] for arg in args[:2]) + ')'
+
+
+@contextlib.contextmanager
+def watching_io() -> Iterator[IoWatch]:
+    """Record the host changes and network calls the block makes on this thread (Python's audit hooks)."""
+    if not _HOOKED:
+        sys.addaudithook(_audit)  # hooks cannot be removed; an idle one costs one list check per event
+        _HOOKED.append(True)
+    watch = IoWatch(thread=threading.get_ident(), active=True)
+    _WATCHES.append(watch)
+    try:
+        yield watch
+    finally:
+        watch.active = False
+        _WATCHES.remove(watch)
+
+
+def run_context(deps: object) -> RunContext[Any]:
+    """A run context like the one an agent run gives `get_workspace` before the run starts."""
+    return RunContext(deps=deps, model=TestModel(), usage=RunUsage())
+
+
+def described(selected: object) -> str:
+    """`ReadOnlyWorkspace>LocalWorkspaceBackend with ref local:/x`, for failure messages."""
+    if selected is None:
+        return 'None'
+    layers: list[str] = []
+    layer: object = selected
+    while isinstance(layer, Workspace):
+        if type(layer) is not Workspace:
+            layers.append(type(layer).__name__)
+        layer = layer._backend  # the layers are what a failure must name
+    layers.append(type(layer).__name__)
+    ref = getattr(selected, 'ref', None)
+    named = f'{ref.provider}:{ref.id}' if isinstance(ref, WorkspaceRef) else repr(ref)
+    return f'{">".join(layers)} with ref {named[:300]}'
+
+
+def select(capability: AbstractCapability[Any], deps: object, ref: WorkspaceRef | None) -> Workspace | None:
+    """What `get_workspace` supplies for `ref`, as the `Workspace` a run's tools would get, or None."""
+    selected = capability.get_workspace(run_context(deps), ref=ref)
+    if selected is None or isinstance(selected, Workspace):
+        return selected
+    if not isinstance(selected, WorkspaceBackend):
+        raise AssertionError(f'get_workspace(ref={ref!r}) returned {selected!r}, neither a backend nor None')
+    return Workspace(selected)
+
+
+def select_some(capability: AbstractCapability[Any], deps: object, ref: WorkspaceRef | None) -> Workspace:
+    """What `get_workspace` supplies for `ref`; failing the rule when it supplies nothing."""
+    selected = select(capability, deps, ref)
+    if selected is None:
+        raise AssertionError(f'get_workspace(ref={ref!r}) returned None: the capability supplies no workspace')
+    return selected
+
+
+def _script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """A model that calls the rule's tool once, then answers."""
+    if any(isinstance(part, ToolReturnPart) for part in messages[-1].parts):
+        return ModelResponse(parts=[TextPart('done')])
+    return ModelResponse(parts=[ToolCallPart('act', {})])
+
+
+async def run_tool(
+    capability: AbstractCapability[Any] | None,
+    action: Callable[[Workspace], Awaitable[Result]],
+    *,
+    deps: object = None,
+    message_history: Sequence[ModelMessage] | None = None,
+    workspace: object = None,
+    agent_hook: Callable[[Agent[Any, str]], contextlib.AbstractContextManager[object]] | None = None,
+) -> tuple[Result, Any]:
+    """Run an agent (no network: a `FunctionModel`) whose one tool call does `action(ctx.workspace)`.
+
+    Returns what `action` returned and the run's result; an exception of the tool ends the run and is raised.
+    """
+    agent: Agent[Any, str] = Agent(FunctionModel(_script), capabilities=[] if capability is None else [capability])
+    returned: list[Result] = []
+
+    @agent.tool
+    async def act(ctx: RunContext[Any]) -> str:
+        returned.append(await action(ctx.workspace))
+        return 'ok'
+
+    kwargs: dict[str, Any] = {'deps': deps, 'message_history': message_history}
+    if workspace is not None:
+        kwargs['workspace'] = workspace
+    with agent_hook(agent) if agent_hook is not None else contextlib.nullcontext():
+        result = await agent.run('use the workspace', **kwargs)
+    if not returned:
+        raise AssertionError('the agent run finished without calling its tool')
+    return returned[0], result
+
+
+def raised_or_none(call: Callable[[], object]) -> tuple[object, BaseException | None]:
+    """`(returned, None)`, or `(None, error)` when `call` raised an Exception."""
+    try:
+        return call(), None
+    except Exception as error:
+        return None, error
+
+
+class CapabilityFixtures(SuiteFixtures):
+    """The fixtures of every `WorkspaceCapabilitySuite`; override them in a subclass."""
+
+    @pytest.fixture
+    def anyio_backend(self) -> str:
+        """`asyncio`: pydantic-ai's agent runs need it, so the capability suite runs on it only."""
+        return 'asyncio'
+
+    @pytest.fixture
+    def capability(self) -> AbstractCapability[Any]:
+        """The capability under test, an `AbstractCapability` whose `get_workspace` supplies workspaces."""
+        raise NotImplementedError(
+            'WorkspaceCapabilitySuite needs a `capability` fixture: define `@pytest.fixture def capability(self): '
+            'return MyCapability(...)` in your subclass (for example `LocalWorkspace(tmp_path)`).'
+        )
+
+    @pytest.fixture
+    def deps(self) -> object:
+        """The deps of the runs and run contexts the rules build; `get_workspace` may read them."""
+        return None
+
+    @pytest.fixture
+    def destroy_environment(self) -> DestroyRef | None:
+        """`async (ref) -> None` destroying the environment a ref names, the way whoever holds the ref would."""
+        return None
+
+    @pytest.fixture
+    def foreign_refs(self) -> Sequence[WorkspaceRef]:
+        """Refs the capability must decline, in addition to the ones the rules generate."""
+        return ()
+
+    @pytest.fixture
+    def policy(self) -> Policy | None:
+        """Wraps a `Workspace` in your policy wrapper, to check that the policy holds when commands exist."""
+        return None
+
+
+def error_text(error: BaseException) -> str:
+    """The error as `Type: message`, for failure messages."""
+    return safe_str(error)
+
+
+async def first_use(workspace: Workspace) -> WorkspaceRef:
+    """Make the workspace's first operation (creating or attaching) and return its ref, which must now be set."""
+    await workspace.working_dir()
+    ref = workspace.ref
+    if not isinstance(ref, WorkspaceRef):
+        raise AssertionError(f'after its first operation the workspace reports ref {ref!r}, not a WorkspaceRef')
+    return ref
+
+
+def own_environment(capability: AbstractCapability[Any], deps: object) -> Workspace:
+    """The workspace `get_workspace(ref=None)` supplies, as a run starting fresh would get it."""
+    return select_some(capability, deps, None)
+
+
+def is_fixed(workspace: Workspace) -> bool:
+    """Whether the capability supplies one fixed environment: its ref is known before any operation."""
+    return workspace.ref is not None
+
+
+MARK_PREFIX = '.workspace-conformance-mark-'
+
+
+@dataclass
+class Mark:
+    """A file a rule leaves in an environment to recognize it later, or the listing of a read-only one."""
+
+    name: str
+    token: str | None
+    """The file's content; `None` in a read-only workspace, where the listing of the working dir stands in."""
+    listing: tuple[str, ...] = ()
+
+    async def seen_in(self, workspace: Workspace) -> bool:
+        """Whether `workspace` is the environment the mark was left in."""
+        if self.token is None:
+            return await _listing(workspace) == self.listing
+        return await workspace.exists(self.name) and await workspace.read_text(self.name) == self.token
+
+    async def remove(self, workspace: Workspace) -> None:
+        """Remove the mark (best effort: the rule has its verdict)."""
+        if self.token is not None:
+            with contextlib.suppress(Exception):
+                await workspace.remove(self.name)
+
+
+async def _listing(workspace: Workspace) -> tuple[str, ...]:
+    return tuple(sorted(entry.name for entry in await workspace.list_dir(await workspace.working_dir())))
+
+
+async def leave_mark(workspace: Workspace) -> Mark:
+    """Leave a mark in the workspace's environment (a file; in a read-only one, its listing is the mark)."""
+    name = f'{MARK_PREFIX}{uuid.uuid4().hex[:12]}'
+    if workspace.read_only:
+        return Mark(name, None, await _listing(workspace))
+    token = uuid.uuid4().hex
+    await workspace.write_text(name, token)
+    return Mark(name, token)
+
+
+def ref_text(ref: WorkspaceRef) -> str:
+    """`WorkspaceRef(provider=..., id=...)` with a long id clipped, for failure messages."""
+    shown = ref.id if len(ref.id) <= 80 else f'{ref.id[:60]}...({len(ref.id)} characters)'
+    return f'WorkspaceRef(provider={ref.provider!r}, id={shown!r})'
+
+
+def accepted(capability: AbstractCapability[Any], deps: object, refs: Sequence[WorkspaceRef]) -> list[str]:
+    """The refs of `refs` that `get_workspace` attached to instead of declining (None) or raising, with what it gave."""
+    found: list[str] = []
+    for ref in refs:
+        try:
+            selected = capability.get_workspace(run_context(deps), ref=ref)
+        except Exception:
+            continue  # a clear error declines it too
+        if selected is not None:
+            found.append(f'accepted {ref_text(ref)}: get_workspace returned {described(selected)}')
+    return found

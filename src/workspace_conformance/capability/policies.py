@@ -1,0 +1,158 @@
+"""Rules on the policies a capability's workspace carries: read-only refusals, user wrappers, durable policy."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import Authority
+from pydantic_ai.workspaces import (
+    AuthorityWorkspace,
+    SupportsCommands,
+    Workspace,
+    WorkspaceReadOnlyError,
+    WrapperWorkspace,
+)
+
+from ..authoring import expect_error, rule, skip, supplied
+from ._support import MARK_PREFIX, Policy, error_text, first_use, own_environment
+
+__all__ = ('PolicyRules',)
+
+NONE: Authority = 'none'
+
+
+def _refusals(workspace: Workspace, name: str) -> list[tuple[str, Callable[[], Awaitable[object]]]]:
+    """Every change the read-only clause names, as `(what, call)`."""
+    return [
+        ('write_bytes', lambda: workspace.write_bytes(name, b'x')),
+        ('write_text', lambda: workspace.write_text(name, 'x')),
+        ('make_dir', lambda: workspace.make_dir(name)),
+        ('remove', lambda: workspace.remove(name)),
+        ('run', lambda: workspace.run(['true'])),
+        ('run(cwd=...)', lambda: workspace.run(['true'], cwd='.')),
+    ]
+
+
+async def _check_read_only(workspace: Workspace, how: str) -> None:
+    """The read-only clause on `workspace`: it reports `read_only`, refuses every change, and still reads."""
+    assert workspace.read_only, f'{how} reports read_only False'
+    root = await workspace.working_dir()
+    for what, call in _refusals(workspace, f'{MARK_PREFIX}read-only'):
+        with expect_error(WorkspaceReadOnlyError, f'{what} on {how}'):
+            await call()
+    try:
+        entries = await workspace.list_dir(root)
+        assert await workspace.exists(root), f'exists(working dir) on {how} is False'
+        for entry in entries:
+            if not entry.is_dir:
+                await workspace.read_bytes(entry.path)
+                break
+    except WorkspaceReadOnlyError as error:
+        raise AssertionError(f'a read on {how} was refused: {error_text(error)}') from error
+
+
+class _Layer(WrapperWorkspace):
+    """A policy layer of the user's that adds nothing, stacked around the capability's workspace."""
+
+
+def _read_only_of(capability: AbstractCapability[Any], deps: object) -> Workspace:
+    workspace = own_environment(capability, deps)
+    if not workspace.read_only:
+        skip('not-applicable', "the capability's workspace does not report read_only")
+    return workspace
+
+
+class PolicyRules:
+    """Rules on the wrappers around the capability's workspace."""
+
+    @rule(area='policies')
+    async def test_a_read_only_workspace_refuses_every_change(
+        self, capability: AbstractCapability[Any], deps: object
+    ) -> None:
+        """A `read_only` workspace refuses writes, make_dir, remove and run (cwd= too), and still reads."""
+        await _check_read_only(_read_only_of(capability, deps), "the capability's read-only workspace")
+
+    @rule(area='policies')
+    async def test_read_only_holds_through_stacked_wrappers(
+        self, capability: AbstractCapability[Any], deps: object
+    ) -> None:
+        """Inside more wrappers a read-only workspace still reports `read_only` and refuses every change."""
+        workspace = _read_only_of(capability, deps)
+        stacked = _Layer(AuthorityWorkspace(_Layer(workspace), authority=NONE))
+        await _check_read_only(stacked, 'the read-only workspace inside two more wrappers')
+
+    @rule(area='policies')
+    async def test_a_workspace_that_refuses_changes_reports_read_only(
+        self, capability: AbstractCapability[Any], deps: object
+    ) -> None:
+        """A workspace refusing writes with `WorkspaceReadOnlyError` reports `read_only`, so tools can drop them."""
+        workspace = own_environment(capability, deps)
+        await first_use(workspace)
+        name = f'{MARK_PREFIX}probe'
+        try:
+            await workspace.write_text(name, 'x')
+        except WorkspaceReadOnlyError:
+            assert workspace.read_only, (
+                'the workspace refuses write_text with WorkspaceReadOnlyError but reports read_only False'
+            )
+            return
+        await workspace.remove(name)
+        assert not workspace.read_only, 'the workspace reports read_only but wrote a file'
+
+    @rule(area='policies', level='extended', requires=['policy'])
+    async def test_a_policy_wrapper_keeps_its_policy_when_commands_exist(
+        self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
+    ) -> None:
+        """A policy wrapper that refuses a file change also refuses, or prevents, that change made by `run()`."""
+        inner = own_environment(capability, deps)
+        await first_use(inner)
+        wrapped = supplied(policy, 'policy')(inner)
+        name = f'{MARK_PREFIX}policy'
+        try:
+            await wrapped.write_text(name, 'x')
+        except Exception:
+            pass  # the policy refuses it: the same change through a command must not happen either
+        else:
+            await inner.remove(name)
+            skip('not-applicable', 'the policy allows writing a file in the working dir')
+        if not isinstance(inner.backend, SupportsCommands) or inner.read_only:
+            skip('not-applicable', 'the workspace has no commands to bypass the policy with')
+        try:
+            await wrapped.run(['sh', '-c', 'printf x > "$1"', 'sh', name])
+        except Exception:
+            return  # the wrapper refuses or overrides run()
+        made = await inner.exists(name)
+        if made:
+            await inner.remove(name)
+        assert not made, f'the policy refuses write_text({name!r}) but run() wrote it: commands bypass the policy'
+
+    @rule(area='policies')
+    async def test_durable_policy_names_the_arguments_that_change_behaviour(
+        self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
+    ) -> None:
+        """Each wrapper layer built with its own arguments names them in `durable_policy()`, so a rebuild keeps them."""
+        workspace = own_environment(capability, deps)
+        layers: list[Workspace] = []
+        for top in (workspace, *([policy(workspace)] if policy is not None else [])):
+            layer: object = top
+            while isinstance(layer, WrapperWorkspace):
+                layers.append(layer)
+                layer = layer.wrapped
+        unnamed = [
+            f'{type(layer).__qualname__}({", ".join(_own_arguments(type(layer)))})'
+            for layer in layers
+            if _own_arguments(type(layer)) and not layer.durable_policy()
+        ]
+        assert not unnamed, f'wrappers whose arguments change behaviour return durable_policy() == (): {unnamed}'
+
+
+def _own_arguments(kind: type) -> list[str]:
+    """The constructor arguments of a wrapper class beyond the workspace it wraps."""
+    try:
+        parameters = list(inspect.signature(kind).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.name != 'wrapped' and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]

@@ -1,0 +1,127 @@
+"""Rules on agent runs over the capability: the ref a run records, continuing from it, `'new'`, untrusted history."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart, sanitize_messages
+from pydantic_ai.workspaces import Workspace, WorkspaceRef
+
+from ..authoring import rule
+from ._support import Mark, first_use, is_fixed, leave_mark, own_environment, ref_text, run_tool
+
+__all__ = ('RunRules',)
+
+
+async def _marked_run(capability: AbstractCapability[Any], deps: object) -> tuple[Mark, WorkspaceRef, Any]:
+    """A first run that leaves a mark in its workspace: the mark, the run's ref and its result."""
+    mark, result = await run_tool(capability, leave_mark, deps=deps)
+    ref = result.workspace.ref
+    assert isinstance(ref, WorkspaceRef), f'a run that used its workspace ended with result.workspace.ref {ref!r}'
+    return mark, ref, result
+
+
+async def _use_twice(workspace: Workspace) -> WorkspaceRef:
+    """The ref after the workspace's first operation; a second operation follows, which must not change it."""
+    ref = await first_use(workspace)
+    await workspace.exists(await workspace.working_dir())
+    return ref
+
+
+def _stored(result: Any) -> list[ModelMessage]:
+    """The run's messages after a JSON round trip, as an application stores them."""
+    return ModelMessagesTypeAdapter.validate_json(result.all_messages_json())
+
+
+class RunRules:
+    """Rules on agent runs (a `FunctionModel`, no network) whose tool uses `ctx.workspace`."""
+
+    @rule(area='runs')
+    async def test_the_recorded_ref_is_the_result_workspace_ref(
+        self, capability: AbstractCapability[Any], deps: object
+    ) -> None:
+        """The ref a run records on `ModelResponse.workspace_ref` is `result.workspace.ref`, the one tools used."""
+        used, result = await run_tool(capability, _use_twice, deps=deps)
+        final = result.workspace.ref
+        assert final == used, f'the tool used {ref_text(used)} but result.workspace.ref is {final!r}'
+        recorded = result.response.workspace_ref
+        assert recorded == final, f'the last ModelResponse records {recorded!r}, result.workspace.ref is {final!r}'
+
+    @rule(area='runs')
+    async def test_a_run_continues_in_the_ref_it_recorded(
+        self, capability: AbstractCapability[Any], deps: object
+    ) -> None:
+        """A run given the recorded ref, by stored `message_history` or `workspace=ref`, reaches the same files."""
+        mark, ref, result = await _marked_run(capability, deps)
+        try:
+            for how, kwargs in (('message_history', {'message_history': _stored(result)}), ('workspace=', {})):
+                arguments: dict[str, Any] = kwargs or {'workspace': ref}
+                seen, later = await run_tool(capability, mark.seen_in, deps=deps, **arguments)
+                assert later.workspace.ref == ref, (
+                    f'a run given {ref_text(ref)} by {how} ran in {later.workspace.ref!r}'
+                )
+                assert seen, (
+                    f'a run given {ref_text(ref)} by {how} does not see the file {mark.name} the first run wrote'
+                )
+        finally:
+            await mark.remove(result.workspace)
+
+    @rule(area='runs')
+    async def test_workspace_new_starts_fresh(self, capability: AbstractCapability[Any], deps: object) -> None:
+        """`workspace='new'` gets what `get_workspace(ref=None)` supplies, not the environment the history names."""
+        fixed = own_environment(capability, deps)
+        mark, ref, result = await _marked_run(capability, deps)
+        try:
+            seen, fresh = await run_tool(
+                capability, mark.seen_in, deps=deps, message_history=_stored(result), workspace='new'
+            )
+            if is_fixed(fixed):
+                assert fresh.workspace.ref == fixed.ref, (
+                    f"workspace='new' ran in {fresh.workspace.ref!r}, not the capability's own {ref_text(fixed.ref)}"  # type: ignore[arg-type]
+                )
+                return
+            assert fresh.workspace.ref != ref, f"workspace='new' ran in {ref_text(ref)}, the environment of the history"
+            assert not (seen and mark.token), (
+                f"workspace='new' sees {mark.name}, a file of the history's environment {ref_text(ref)}"
+            )
+        finally:
+            await mark.remove(result.workspace)
+
+    @rule(area='runs')
+    async def test_an_unrecognized_history_ref_ends_the_run(
+        self, capability: AbstractCapability[Any], deps: object
+    ) -> None:
+        """A history ref naming an environment the capability does not own ends the run with an error."""
+        own = await first_use(own_environment(capability, deps))
+        forged = WorkspaceRef(provider=own.provider, id=f'workspace-conformance-unknown-{uuid.uuid4().hex}')
+        history: list[ModelMessage] = [ModelResponse(parts=[TextPart('earlier')], workspace_ref=forged)]
+        try:
+            _, result = await run_tool(capability, first_use, deps=deps, message_history=history)
+        except AssertionError:
+            raise
+        except Exception:  # pydantic-ai's UserError, or the capability's own clear refusal: the run ended
+            return
+        raise AssertionError(
+            f'a run whose history continues in {ref_text(forged)} ran in {result.workspace.ref!r} instead of failing'
+        )
+
+    @rule(area='runs')
+    async def test_sanitized_history_offers_no_ref(self, capability: AbstractCapability[Any], deps: object) -> None:
+        """After `sanitize_messages` a history names no workspace: a run over it starts afresh."""
+        fixed = own_environment(capability, deps)
+        mark, ref, result = await _marked_run(capability, deps)
+        try:
+            cleaned = sanitize_messages(_stored(result))
+            left = [m.workspace_ref for m in cleaned if isinstance(m, ModelResponse) and m.workspace_ref is not None]
+            assert not left, f'sanitize_messages left workspace refs in the history: {left[:2]}'
+            seen, later = await run_tool(capability, mark.seen_in, deps=deps, message_history=cleaned)
+            if is_fixed(fixed):
+                assert later.workspace.ref == fixed.ref, f'a run over sanitized history ran in {later.workspace.ref!r}'
+                return
+            assert not (seen and mark.token) and later.workspace.ref != ref, (
+                f'a run over sanitized history reached {ref_text(ref)}, the environment the stripped ref named'
+            )
+        finally:
+            await mark.remove(result.workspace)

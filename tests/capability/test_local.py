@@ -1,0 +1,58 @@
+"""`LocalWorkspace(dir)` and `LocalWorkspace(dir, read_only=True)` pass the capability suite with no failure."""
+
+from __future__ import annotations
+
+import posixpath
+import shutil
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai.workspaces import CommandResult, WorkspaceCommand, WorkspaceRef, WrapperWorkspace
+
+from workspace_conformance.capability import Policy, WorkspaceCapabilitySuite
+
+
+async def _remove_directory(ref: WorkspaceRef) -> None:
+    shutil.rmtree(ref.id)
+
+
+class TestLocalWorkspace(WorkspaceCapabilitySuite):
+    @pytest.fixture
+    def capability(self, tmp_path: Path) -> LocalWorkspace[None]:
+        return LocalWorkspace(tmp_path / 'project')
+
+    @pytest.fixture(autouse=True)
+    def _project(self, tmp_path: Path) -> None:
+        (tmp_path / 'project').mkdir()
+
+    @pytest.fixture
+    def destroy_environment(self) -> Callable[[WorkspaceRef], Awaitable[None]]:
+        return _remove_directory
+
+
+class TestReadOnlyLocalWorkspace(TestLocalWorkspace):
+    @pytest.fixture
+    def capability(self, tmp_path: Path) -> LocalWorkspace[None]:
+        (tmp_path / 'project' / 'README').write_text('read me')
+        return LocalWorkspace(tmp_path / 'project', read_only=True)
+
+
+class NoHiddenFiles(WrapperWorkspace):
+    """A user's policy: no hidden files are written, and commands (which could write them) are refused."""
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        if posixpath.basename(path).startswith('.'):
+            raise PermissionError(f'hidden files are not written: {path}')
+        await super().write_bytes(path, data)
+
+    async def run(self, command: WorkspaceCommand, **kwargs: Any) -> CommandResult:
+        raise PermissionError('commands could write hidden files')
+
+
+class TestLocalWorkspaceWithAPolicy(TestLocalWorkspace):
+    @pytest.fixture
+    def policy(self) -> Policy:
+        return NoHiddenFiles
