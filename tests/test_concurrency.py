@@ -31,6 +31,7 @@ class Mangling(LocalWorkspaceBackend):
 
 
 def mangling(directory):
+    directory.mkdir(parents=True, exist_ok=True)
     return Mangling(directory)
 '''
 

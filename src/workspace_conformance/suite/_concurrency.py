@@ -109,6 +109,8 @@ def slot() -> Slot | None:
     return _SLOT.get()
 
 
+MEASURED_CALLS = 3
+"""Backend calls a rule must make for its timings to decide `auto`."""
 MEASURED = pytest.StashKey[bool]()
 """On a suite class's node, under `auto`: whether its backend answered slowly enough for rules to run at once."""
 
@@ -128,30 +130,19 @@ def adaptive(config: pytest.Config) -> bool:
     return bool(config.getoption(CONCURRENCY_OPTION, default=None) == 'auto')
 
 
-async def remote(backend: Any, scale: float) -> bool:
-    """Whether `backend` answers like a remote one: the median of three cheap calls takes `REMOTE_ROUND_TRIP` or more.
+def measure(item: pytest.Item, calls: int, busy: float) -> None:
+    """Under `auto`, decide from a rule run by itself whether its class's backend answers like a remote one.
 
-    A backend that does not answer within the bound counts as remote (concurrency bounds its hangs); one that raises
-    counts as local (its rules run one at a time, as they would serially).
+    The rule's own calls are the measure (no extra call is made): their mean of `REMOTE_ROUND_TRIP` or more means a
+    network, and the rules after it run at once; a rule that made fewer than three calls leaves it to the next one.
     """
-    from pydantic_ai.workspaces import SupportsFilesystem
+    if item.parent is not None and calls >= MEASURED_CALLS and MEASURED not in item.parent.stash:
+        item.parent.stash[MEASURED] = busy / calls >= REMOTE_ROUND_TRIP
 
-    timings: list[float] = []
-    with anyio.move_on_after(5.0 * scale + REMOTE_ROUND_TRIP * 3) as bounded:
-        try:
-            here = await backend.working_dir()
-            for _ in range(3):
-                started = time.monotonic()
-                if isinstance(backend, SupportsFilesystem):
-                    await backend.exists(here)
-                else:
-                    await backend.run(['true'])
-                timings.append(time.monotonic() - started)
-        except Exception:
-            return False
-    if bounded.cancelled_caught:
-        return True
-    return sorted(timings)[1] >= REMOTE_ROUND_TRIP
+
+def undecided(item: pytest.Item) -> bool:
+    """Whether `auto` has yet to measure the backend of `item`'s class (its rule then runs by itself, measured)."""
+    return adaptive(item.config) and item.parent is not None and MEASURED not in item.parent.stash
 
 
 def halt_reason(session: pytest.Session) -> str | None:
@@ -238,8 +229,8 @@ def plan(item: pytest.Function) -> tuple[pytest.Function, ...]:
     """The items `item` checks at once, itself first: empty when it leads no batch (it runs by itself)."""
     if concurrency(item.config) < 2 or not _can_run_ahead(item) or not _shared_with(item, item):
         return ()
-    if item.parent is not None and item.parent.stash.get(MEASURED, True) is False:
-        return ()  # `auto` measured this class's backend: local, so its rules run one at a time
+    if adaptive(item.config) and item.parent is not None and item.parent.stash.get(MEASURED, None) is not True:
+        return ()  # `auto`: until a rule's calls showed the backend remote, its rules run one at a time
     items = item.session.items
     try:
         start = items.index(item)

@@ -18,21 +18,20 @@ from ..runtime.watchdog import GRACE, WATCHDOG, Hang
 from ._concurrency import (
     ACCOUNTING,
     AHEAD,
-    MEASURED,
     PLAN,
     Ahead,
     NotChecked,
-    adaptive,
     halt_reason,
     in_batch,
+    measure,
     remaining,
-    remote,
     run_ahead,
     slot,
     take,
+    undecided,
 )
 from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, subject_fixture, tools_to_probe
-from ._tracing import GRACE_FLOOR, REMEMBERED_GRACE, HangRemembered, OperationLog, traced, unwrap
+from ._tracing import CALL_BOUND, GRACE_FLOOR, REMEMBERED_GRACE, HangRemembered, OperationLog, traced, unwrap
 
 if TYPE_CHECKING:
     from ._rules import Rule
@@ -75,6 +74,7 @@ class RuleRun:
     def __post_init__(self) -> None:
         self.log.rule = self.rule.qualified
         self.log.grace = max(GRACE_FLOOR, self.seconds(REMEMBERED_GRACE))
+        self.log.call_bound = self.seconds(min(self.rule.timeout, CALL_BOUND))
 
     def seconds(self, base: float) -> float:
         """A wait of `base` seconds at time scale 1, scaled for slow providers."""
@@ -245,11 +245,6 @@ async def _ran_ahead(request: pytest.FixtureRequest, given: dict[str, Any]) -> A
     """What the item's rule did in a batch (run now if this item leads one), or None when it runs here."""
     item = request.node
     batch = item.stash.get(PLAN, ())
-    if batch and adaptive(item.config) and item.parent is not None and MEASURED not in item.parent.stash:
-        backend = given.get('backend')  # a capability suite's rules measure nothing: they run one at a time
-        item.parent.stash[MEASURED] = backend is not None and await remote(backend, float(given[SCALE_FIXTURE]))
-        if not item.parent.stash[MEASURED]:
-            return take(item, given)
     if batch and AHEAD not in item.stash:
         await run_ahead(request, given, batch)
         if AHEAD not in item.stash:  # the batch was halted before this rule had a result
@@ -339,6 +334,8 @@ async def _check(
             place.accounting.update(run.accounting())
         else:
             request.node.stash[ACCOUNTING] = run.accounting()
+            if undecided(request.node) and subject == 'backend':
+                measure(request.node, run.log.calls, run.log.busy)
     if scope.cancel_called:
         raise expired()
 

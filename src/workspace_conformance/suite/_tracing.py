@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from .._mirror import Mirror, mirrored_class, protocol_members
 from ._returns import wrong_return
 
 __all__ = (
+    'CALL_BOUND',
     'GRACE_FLOOR',
     'HUNG',
     'REMEMBERED_GRACE',
@@ -52,9 +54,11 @@ class Hung:
 
 HUNG: dict[str, Hung] = {}
 """Operation name -> where it first hung, for the session (cleared when a session starts)."""
-REMEMBERED_GRACE = 2.0
+CALL_BOUND = 60.0
+"""Seconds (at time scale 1) one backend call may take, even in a rule whose guard is longer (it makes many calls)."""
+REMEMBERED_GRACE = 1.0
 """Seconds (at time scale 1) a rule gives an operation that hung earlier in the session, instead of its full guard."""
-GRACE_FLOOR = 1.0
+GRACE_FLOOR = 0.5
 """Seconds the grace never goes below, however small the time scale: a slow-but-correct call is not a hang."""
 
 
@@ -80,7 +84,11 @@ class OperationLog:
     """The rule making the calls (`area/id`), for the hangs it leaves in the session's memory."""
     grace: float = REMEMBERED_GRACE
     """Seconds an operation that hung in an earlier rule gets here."""
+    call_bound: float = math.inf
+    """Seconds one call may take (the default rule guard, scaled): a longer one hung, and is remembered."""
     calls: int = 0
+    busy: float = 0.0
+    """Seconds the rule's calls took, added up (overlapping ones each count)."""
     round_trips: int = 0
     """Calls that started while no other call of the rule was in flight: the rule's serial round trips."""
     pending: dict[int, tuple[str, float]] = field(default_factory=dict)
@@ -102,9 +110,10 @@ class OperationLog:
         self.pending[token] = (description, time.monotonic())
         remembered = HUNG.get(name)
         started = time.monotonic()
-        limit = anyio.CancelScope()
+        given = self.call_bound
         if remembered is not None and remembered.rule != self.rule:
-            limit.deadline = anyio.current_time() + self.grace
+            given = min(given, self.grace)
+        limit = anyio.CancelScope(deadline=anyio.current_time() + given)
         key = id(limit)
         _IN_FLIGHT[key] = (name, self, limit, started)
         try:
@@ -116,13 +125,22 @@ class OperationLog:
         finally:
             del self.pending[token]
             _IN_FLIGHT.pop(key, None)
+            self.busy += time.monotonic() - started
         if limit.cancelled_caught:
             remembered = HUNG.get(name)
-            where = f'backend.{remembered.call} hung in rule {remembered.rule}' if remembered else 'it hung'
+            if remembered is None or remembered.rule == self.rule:  # it hung here first: remember it for later rules
+                elapsed = time.monotonic() - started
+                self._learn({name: description})
+                raise HangRemembered(
+                    f'hung after {elapsed:.1f} s: backend.{description} never returned (it had run {elapsed:.1f} s, '
+                    'the most one call may take)'
+                )
             raise HangRemembered(
-                f'backend.{description} did not return within {self.grace:g} s: {where} earlier, so it was given '
-                f'{self.grace:g} s here'
+                f'backend.{description} did not return within {self.grace:g} s: backend.{remembered.call} hung in '
+                f'rule {remembered.rule} earlier, so it was given {self.grace:g} s here'
             )
+        if remembered is not None and remembered.rule != self.rule:
+            HUNG.pop(name, None)  # it answered within its grace: the backend recovered, later calls get full time
         problem = wrong_return(name, result)
         if problem is not None:
             self.wrong_returns.append(f'backend.{description} {problem}: {_short(result)}')
@@ -136,14 +154,17 @@ class OperationLog:
         now = time.monotonic()
         hung = [text for text, started, at in self.cancelled if at >= since and at - started >= waited]
         hung += [text for text, started in self.pending.values() if now - started >= waited]
+        self._learn({text.split('(', 1)[0]: text for text in hung})  # a description is `name(arguments)`
+
+    def _learn(self, hung: dict[str, str]) -> None:
+        """Remember each operation not known to hang yet (name -> its call); cut the calls of it in flight elsewhere."""
         learned = set()
-        for text in hung:
-            name = text.split('(', 1)[0]  # a description is `name(arguments)`
+        for name, text in hung.items():
             if name not in HUNG:
                 HUNG[name] = Hung(self.rule, text)
                 learned.add(name)
         # Calls of the same operation other rules have in flight get the same short grace, counted from their start.
-        clock = anyio.current_time()
+        now, clock = time.monotonic(), anyio.current_time()
         for name, log, limit, started in list(_IN_FLIGHT.values()):
             if name in learned and log is not self:
                 limit.deadline = min(limit.deadline, clock + max(0.0, started + log.grace - now))

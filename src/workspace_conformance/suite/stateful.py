@@ -135,7 +135,8 @@ class FileOperations(RuleBasedStateMachine):
             self.folder = self.folders.pop()
             return
         self.folder = uuid.uuid4().hex[:8]
-        call_in_loop(self.subject.make_dir, posixpath.join(self.subject_root, self.folder))
+        # An error here would end this program but not a replay of it: the first step finds the folder missing.
+        call_in_loop(_attempt, self.subject.make_dir, posixpath.join(self.subject_root, self.folder))
         # A program's folder stays until the rule's scratch directory goes: removing it would cost a round trip.
 
     @step(operations=OPERATIONS)
