@@ -93,19 +93,32 @@ _ACTIVE: dict[int, RuleRun] = {}
 """The rules running now in this process (several in a batch), for the watchdog."""
 
 
+_LAST: list[RuleRun | None] = [None]
+"""The rule started last in this process, described when none runs (a hang in its event loop's closing)."""
+
+
 def describe_latest() -> str:
-    """What the running rules are stuck in (`backend.stat(...) never returned`), for the watchdog's thread."""
-    runs = list(_ACTIVE.values())
+    """What the running rules are stuck in (`backend.stat(...) never returned`), for the watchdog's thread.
+
+    The loop is stuck, so the call to name is the one started last: a call holding the thread started after any
+    call it overlaps.
+    """
+    runs = list(_ACTIVE.values()) or [run for run in _LAST if run is not None]
     if not runs:
         return 'no rule has started'
-    stuck = [run for run in runs if run.log.pending]
+    stuck = [run for run in runs if run.log.pending or run.log.cancelled]
     if stuck:
-        run = min(stuck, key=lambda run: min(started for _, started in run.log.pending.values()))
+        run = max(stuck, key=_latest_call)
         where = f' (in {run.rule.qualified}, one of {len(runs)} rules running at once)' if len(runs) > 1 else ''
-        return run.log.describe_pending() + where
+        return run.log.describe_pending(newest=True) + where
     last = runs[-1].log.last
     tail = f'; the last backend call was {last}' if last else ''
     return f'no backend call was pending: its own work, or a task it left, kept the event loop busy{tail}'
+
+
+def _latest_call(run: RuleRun) -> float:
+    starts = [started for _, started in run.log.pending.values()] or [at for _, _, at in run.log.cancelled]
+    return max(starts)
 
 
 def current_run() -> RuleRun:
@@ -205,7 +218,7 @@ def _trace_factories(kwargs: dict[str, Any], log: OperationLog) -> None:
     for name in ('fresh_backend', 'destructive_backend', 'attach_backend'):
         factory = kwargs.get(name)
         if callable(factory):
-            kwargs[name] = functools.wraps(factory)(lambda *a, _f=factory: traced(_f(*a), log))
+            kwargs[name] = functools.wraps(factory)(lambda *a, _f=factory: traced(_f(*a), log, built=True))
     for name in ('destroy_environment', 'make_symlink'):
         receiver = kwargs.get(name)
         if callable(receiver):
@@ -277,10 +290,11 @@ async def _check(
     token = _CURRENT.set(run)
     scope = anyio.move_on_after(bound)
     _ACTIVE[id(run)] = run
+    _LAST[0] = run
     watch = None
     if in_batch():  # in a batch each rule has its own watch; the leader's item is watched for the whole batch
         deadline = (rule.timeout + CLEANUP_BOUND) * run.scale + GRACE
-        watch = WATCHDOG.watch(rule.qualified, bound, deadline, run.log.describe_pending)
+        watch = WATCHDOG.watch(rule.qualified, bound, deadline, lambda: run.log.describe_pending(newest=True))
 
     def expired() -> Exception:
         if cut:

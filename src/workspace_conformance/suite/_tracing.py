@@ -89,6 +89,8 @@ class OperationLog:
     calls: int = 0
     busy: float = 0.0
     """Seconds the rule's calls took, added up (overlapping ones each count)."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """Description -> what a hang of that call is remembered under."""
     round_trips: int = 0
     """Calls that started while no other call of the rule was in flight: the rule's serial round trips."""
     pending: dict[int, tuple[str, float]] = field(default_factory=dict)
@@ -98,24 +100,29 @@ class OperationLog:
     wrong_returns: list[str] = field(default_factory=list)
     """`backend.call(...) returned None, not bytes`: each value of a type the protocol does not allow."""
 
-    async def call(self, name: str, description: str, operation: Callable[[], Awaitable[Any]]) -> Any:
+    async def call(
+        self, name: str, description: str, operation: Callable[[], Awaitable[Any]], *, key: str | None = None
+    ) -> Any:
         """Await one backend operation, keeping it listed as pending until it returns or raises.
 
-        An operation that hung in an earlier rule of the session gets `grace` seconds, then fails the rule.
+        An operation that hung in an earlier rule of the session gets `grace` seconds, then fails the rule. `key` is
+        what a hang is remembered under (the operation's name, or `FIRST_CALL` for a newly built backend's first).
         """
+        key = key or name
+        self.keys[description] = key
         self.calls += 1
         self.round_trips += not self.pending
         self.last = description
         token = self.calls
         self.pending[token] = (description, time.monotonic())
-        remembered = HUNG.get(name)
+        remembered = HUNG.get(key)
         started = time.monotonic()
         given = self.call_bound
         if remembered is not None and remembered.rule != self.rule:
             given = min(given, self.grace)
         limit = anyio.CancelScope(deadline=anyio.current_time() + given)
-        key = id(limit)
-        _IN_FLIGHT[key] = (name, self, limit, started)
+        flight = id(limit)
+        _IN_FLIGHT[flight] = (key, self, limit, started)
         try:
             with limit:
                 result = await operation()
@@ -124,13 +131,13 @@ class OperationLog:
             raise
         finally:
             del self.pending[token]
-            _IN_FLIGHT.pop(key, None)
+            _IN_FLIGHT.pop(flight, None)
             self.busy += time.monotonic() - started
         if limit.cancelled_caught:
-            remembered = HUNG.get(name)
+            remembered = HUNG.get(key)
             if remembered is None or remembered.rule == self.rule:  # it hung here first: remember it for later rules
                 elapsed = time.monotonic() - started
-                self._learn({name: description})
+                self._learn({key: description})
                 raise HangRemembered(
                     f'hung after {elapsed:.1f} s: backend.{description} never returned (it had run {elapsed:.1f} s, '
                     'the most one call may take)'
@@ -140,7 +147,7 @@ class OperationLog:
                 f'rule {remembered.rule} earlier, so it was given {self.grace:g} s here'
             )
         if remembered is not None and remembered.rule != self.rule:
-            HUNG.pop(name, None)  # it answered within its grace: the backend recovered, later calls get full time
+            HUNG.pop(key, None)  # it answered within its grace: the backend recovered, later calls get full time
         problem = wrong_return(name, result)
         if problem is not None:
             self.wrong_returns.append(f'backend.{description} {problem}: {_short(result)}')
@@ -154,7 +161,7 @@ class OperationLog:
         now = time.monotonic()
         hung = [text for text, started, at in self.cancelled if at >= since and at - started >= waited]
         hung += [text for text, started in self.pending.values() if now - started >= waited]
-        self._learn({text.split('(', 1)[0]: text for text in hung})  # a description is `name(arguments)`
+        self._learn({self.keys.get(text, text.split('(', 1)[0]): text for text in hung})  # `name(arguments)`
 
     def _learn(self, hung: dict[str, str]) -> None:
         """Remember each operation not known to hang yet (name -> its call); cut the calls of it in flight elsewhere."""
@@ -169,8 +176,12 @@ class OperationLog:
             if name in learned and log is not self:
                 limit.deadline = min(limit.deadline, clock + max(0.0, started + log.grace - now))
 
-    def describe_pending(self) -> str:
-        """The oldest operation still pending (or cut short by the latest cancellation), or what the rule did."""
+    def describe_pending(self, *, newest: bool = False) -> str:
+        """The oldest operation still pending (or cut short by the latest cancellation), or what the rule did.
+
+        `newest`: the one started last instead, which is the one blocking the event loop when the loop is stuck
+        (the watchdog's case: a call holding its thread runs after every call it overlaps had started).
+        """
         candidates = list(self.pending.values())
         if not candidates and self.cancelled:
             latest = max(cancelled_at for _, _, cancelled_at in self.cancelled)
@@ -178,31 +189,40 @@ class OperationLog:
         if not candidates:
             last = f'; the last backend call was {self.last}' if self.last else ''
             return f'no backend call was pending: the rule was waiting on the environment{last}'
-        description, started = min(candidates, key=lambda item: item[1])
+        description, started = (max if newest else min)(candidates, key=lambda item: item[1])
         return f'backend.{description} never returned (it had run {time.monotonic() - started:.1f} s)'
+
+
+FIRST_CALL = 'the first operation of a newly built backend'
+"""What a hang of a factory-built backend's first operation (its environment's creation) is remembered under."""
 
 
 class _Traced(Mirror):
     """A backend behind the suite's tracing proxy; attributes that are not protocol members pass straight through."""
 
-    def __init__(self, wrapped: object, log: OperationLog) -> None:
+    def __init__(self, wrapped: object, log: OperationLog, built: bool = False) -> None:
         self._wrapped = wrapped
         self._log = log
+        self._first = built
 
     async def _intercept(
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], call: Callable[[], Awaitable[Any]]
     ) -> Any:
-        return await self._log.call(name, describe_call(name, args, kwargs), call)
+        key, self._first = (FIRST_CALL if self._first else None), False
+        return await self._log.call(name, describe_call(name, args, kwargs), call, key=key)
 
     def __repr__(self) -> str:
         return f'traced({self._wrapped!r})'
 
 
-def traced(backend: Any, log: OperationLog) -> Any:
-    """`backend` behind a proxy recording its operations in `log`; a `Workspace` facade is left as it is."""
+def traced(backend: Any, log: OperationLog, *, built: bool = False) -> Any:
+    """`backend` behind a proxy recording its operations in `log`; a `Workspace` facade is left as it is.
+
+    `built`: a factory (`fresh_backend`, ...) just built it, so its first operation creates its environment.
+    """
     if isinstance(backend, _Traced | Workspace) or backend is None:
         return backend
-    return mirrored_class(_Traced, protocol_members(backend))(backend, log)
+    return mirrored_class(_Traced, protocol_members(backend))(backend, log, built)
 
 
 def unwrap(backend: Any) -> Any:

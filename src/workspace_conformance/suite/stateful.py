@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
+from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from hypothesis.stateful import rule as step
 from pydantic_ai.workspaces import FileEntry, Workspace, WorkspaceBackend
@@ -91,6 +92,8 @@ class ShrinkBudget:
     seconds: float
     spent: int = 0
     failed_at: float | None = None
+    first: str | None = None
+    """The first failure seen, kept for when a replay of its program answers differently (Hypothesis's `Flaky`)."""
 
     def charge(self) -> None:
         """Count one backend call (only calls made after the first failure count)."""
@@ -151,8 +154,10 @@ class FileOperations(RuleBasedStateMachine):
         chosen = _independent(operations)
         try:
             self._compare_all(chosen)
-        except BaseException:
+        except BaseException as error:
             self.budget.failed()
+            if self.budget.first is None:
+                self.budget.first = safe_str(error, named=not isinstance(error, AssertionError))
             raise
 
     def _compare_all(self, operations: list[tuple[str, str, bytes]]) -> None:
@@ -223,6 +228,12 @@ class StatefulRules:
             machine = type('FileOperations', (FileOperations,), attributes)
             try:
                 await run_in_worker(lambda: run_state_machine_as_test(machine, settings=chosen))
+            except Flaky as error:
+                # The backend's state changed under the program (it answered its replay differently): say what failed.
+                raise AssertionError(
+                    f'{budget.first or safe_str(error)} (and the same program, run again, gave other results: the '
+                    "backend's state changed between the runs)"
+                ) from error
             except Exception as error:
                 if budget.exhausted():
                     error.add_note(budget.note())
