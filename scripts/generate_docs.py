@@ -1,10 +1,15 @@
-"""Write docs/rules.md (the rule catalog) and docs/report-schema.json; `--check` exits 1 when one is stale."""
+"""Write docs/rules.md (the rule catalog), docs/contract-coverage.md and docs/report-schema.json.
+
+`--check` exits 1 when one is stale, or when docs/contract-clauses.toml covers fewer clauses than it promises.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+
+from contract_coverage import counts, load, render
 
 from workspace_conformance.capability import capability_rules
 from workspace_conformance.catalog_format import render_catalog
@@ -16,9 +21,11 @@ DOCS = Path(__file__).resolve().parent.parent / 'docs'
 
 def generated() -> dict[Path, str]:
     """Every generated doc and its current text: the rule catalog and the report's JSON Schema."""
+    promised, clauses = load()
     schema = json.dumps(Report.model_json_schema(), indent=2, sort_keys=True) + '\n'
     return {
         DOCS / 'rules.md': render_catalog((*rules(), *capability_rules()), 'markdown'),
+        DOCS / 'contract-coverage.md': render(promised, clauses),
         DOCS / 'report-schema.json': schema,
     }
 
@@ -28,7 +35,11 @@ def main() -> int:
     if '--check' in sys.argv[1:]:
         for path in stale:
             print(f'{path} is stale: run python scripts/generate_docs.py')
-        return 1 if stale else 0
+        promised, clauses = load()
+        covered = counts(clauses)['covered']
+        if covered < promised:
+            print(f'docs/contract-clauses.toml covers {covered} clauses, fewer than the {promised} it promises')
+        return 1 if stale or covered < promised else 0
     for path, text in generated().items():
         path.write_text(text)
         print(f'wrote {path}')

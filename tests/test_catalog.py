@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -10,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from workspace_conformance import AREAS, LEVELS, WorkspaceBackendSuite, catalog, rule, rules
+from workspace_conformance.capability import capability_rules
 from workspace_conformance.cli import main
+from workspace_conformance.reports.model import RuleOutcome, SuiteReport
+from workspace_conformance.reports.verify import catalog_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,7 +58,43 @@ def test_docs_rules_md_is_current() -> None:
 def test_rules_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(['rules', '--format', 'json']) == 0
     data = json.loads(capsys.readouterr().out)
-    assert [r['id'] for r in data['rules']] == [r.id for r in rules()]
+    assert [(r['suite'], r['id']) for r in data['rules']] == [
+        *(('WorkspaceBackendSuite', r.id) for r in rules()),
+        *(('WorkspaceCapabilitySuite', r.id) for r in capability_rules()),
+    ]
+
+
+def test_rules_command_lists_one_suite_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['rules', '--suite', 'capability']) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('WorkspaceCapabilitySuite\n') and 'WorkspaceBackendSuite' not in out
+    assert all(r.id in out for r in capability_rules()) and not any(f'/{r.id} ' in out for r in rules())
+
+
+def _suite_that_ran(rule_ids: list[str]) -> SuiteReport:
+    results = [
+        RuleOutcome(rule_id=i, area='runs', level='core', clause='.', anyio_backend='asyncio', outcome='passed')
+        for i in rule_ids
+    ]
+    return SuiteReport(subject='s', anyio_backends=['asyncio'], results=results, rules=[], verdict='certified')
+
+
+def test_verify_checks_a_capability_suite_against_the_capability_catalog() -> None:
+    capability = [r.id for r in capability_rules()]
+    assert set(catalog_of(_suite_that_ran(capability[:1]))) == set(capability)
+    assert set(catalog_of(_suite_that_ran([rules()[0].id]))) == {r.id for r in rules()}
+
+
+def test_contract_coverage_table_names_real_rules_and_keeps_its_count() -> None:
+    sys.path.insert(0, str(ROOT / 'scripts'))
+    try:
+        from contract_coverage import counts, load, problems_of
+    finally:
+        sys.path.remove(str(ROOT / 'scripts'))
+    promised, clauses = load()
+    assert len(clauses) == 141 and counts(clauses)['covered'] >= promised
+    broken = (dataclasses.replace(clauses[0], rules=('no_such_rule',)),)
+    assert problems_of(broken) == [f"{clauses[0].id} names rules that do not exist: ['no_such_rule']"]
 
 
 @pytest.mark.parametrize('fmt', ['table', 'markdown'])

@@ -9,7 +9,7 @@ from importlib import resources
 from ._version import __version__
 from .suite import AREAS, Rule
 
-__all__ = ('FORMATS', 'render_catalog')
+__all__ = ('FORMATS', 'render_catalog', 'render_suites')
 
 FORMATS = ('table', 'json', 'markdown')
 
@@ -87,3 +87,18 @@ def render_catalog(catalog: Sequence[Rule], fmt: str) -> str:
     if fmt == 'markdown':
         return _markdown(catalog)
     return _table(catalog)
+
+
+def render_suites(suites: Mapping[str, Sequence[Rule]], fmt: str) -> str:
+    """The catalogs of several suites (class name -> rules): JSON rules carry their `suite`, a table one per suite."""
+    if fmt == 'json':
+        proven = mutant_counts()
+        listed = [
+            {**rule.to_dict(), 'suite': suite, 'mutants': proven.get(rule.id, 0)}
+            for suite, catalog in suites.items()
+            for rule in catalog
+        ]
+        return json.dumps({'version': __version__, 'rules': listed}, indent=2) + '\n'
+    if fmt == 'markdown':
+        return _markdown([rule for catalog in suites.values() for rule in catalog])
+    return '\n'.join(f'{suite}\n{_table(catalog)}' for suite, catalog in suites.items() if catalog)

@@ -17,7 +17,8 @@ import hypothesis.configuration
 import pytest
 
 from ._version import __version__
-from .catalog_format import FORMATS, render_catalog
+from .capability import capability_rules
+from .catalog_format import FORMATS, render_suites
 from .options import concurrency, keyword_problem, max_duration, output_directory_problem, time_scale, workers
 from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
@@ -175,8 +176,11 @@ def _parser() -> argparse.ArgumentParser:
     targets.add_argument('--format', choices=['table', 'json'], default='table')
     _add_target_options(targets)
 
-    listing = commands.add_parser('rules', help='print the rule catalog')
+    listing = commands.add_parser('rules', help='print the rule catalogs of the backend and the capability suite')
     listing.add_argument('--format', choices=FORMATS, default='table')
+    listing.add_argument(
+        '--suite', choices=['all', 'backend', 'capability'], default='all', help='only the rules of one suite'
+    )
 
     report = commands.add_parser('report', help='render a report.json in another format')
     report.add_argument('report_json', metavar='REPORT_JSON')
@@ -242,7 +246,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as done:  # --help, --version
         return done.code if isinstance(done.code, int) else 0
     if args.command == 'rules':
-        sys.stdout.write(render_catalog(rules(), args.format))
+        suites = {'WorkspaceBackendSuite': rules(), 'WorkspaceCapabilitySuite': capability_rules()}
+        wanted = {'backend': 'WorkspaceBackendSuite', 'capability': 'WorkspaceCapabilitySuite'}.get(args.suite)
+        sys.stdout.write(render_suites({k: v for k, v in suites.items() if wanted in (None, k)}, args.format))
         return 0
     if args.command == 'report':
         return _report(args)

@@ -2,42 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 from pydantic_ai.workspaces import LocalWorkspaceBackend, SupportsCommands, Workspace
 
 from ..authoring import rule, skip
+from ..suite.environment import CANARY, environment_of, leaked, runners_canary
 from ._support import own_environment
 
 __all__ = ('HygieneRules',)
 
-CANARY = 'WORKSPACE_CONFORMANCE_CANARY_API_KEY'
 LOCAL_INHERITED = frozenset({'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE'})
 """What `LocalWorkspace` commands inherit from this process, per its docs; nothing else reaches them."""
-
-
-@contextlib.contextmanager
-def _canary() -> Iterator[str]:
-    """A secret-looking variable set in this process's environment for the block."""
-    value = f'sk-live-{uuid.uuid4().hex}'
-    os.environ[CANARY] = value
-    try:
-        yield value
-    finally:
-        os.environ.pop(CANARY, None)
-
-
-async def _environment_of(workspace: Workspace) -> dict[str, str]:
-    """The variables a command sees, read with `env -0` (values may hold newlines)."""
-    result = await workspace.run(['env', '-0'])
-    assert result.exit_code == 0, f'`env -0` exited {result.exit_code}: {result.stderr[:200]}'
-    pairs = [item.partition('=') for item in result.stdout.split('\0') if item]
-    return {name: value for name, _, value in pairs}
 
 
 def _commands_of(capability: AbstractCapability[Any], deps: object) -> Workspace:
@@ -55,11 +32,11 @@ class HygieneRules:
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """A secret-looking variable in the runner's own environment is not visible to the workspace's commands."""
-        with _canary() as secret:
+        with runners_canary() as secret:
             workspace = _commands_of(capability, deps)
-            seen = await _environment_of(workspace)
-        leaked = [name for name, value in seen.items() if secret in value or name == CANARY]
-        assert not leaked, f"the runner's secret {CANARY} reached commands (as {leaked})"
+            seen = await environment_of(workspace)
+        found = leaked(seen, secret)
+        assert not found, f"the runner's secret {CANARY} reached commands (as {found})"
 
     @rule(area='hygiene')
     async def test_local_commands_inherit_only_the_documented_variables(
@@ -70,6 +47,6 @@ class HygieneRules:
         if not isinstance(workspace.backend, LocalWorkspaceBackend):
             skip('not-applicable', 'the workspace is not a LocalWorkspaceBackend')
         configured = set((capability.env or {}) if isinstance(capability, LocalWorkspace) else ())
-        seen = await _environment_of(workspace)
+        seen = await environment_of(workspace)
         extra = sorted(set(seen) - LOCAL_INHERITED - configured)
         assert not extra, f'commands inherit variables beyond {sorted(LOCAL_INHERITED)}: {extra}'

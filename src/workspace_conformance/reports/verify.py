@@ -8,10 +8,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .._version import __version__
-from ..suite import rules
-from .model import Report, RuleSummary, overall_verdict, summarize, verdict_of
+from ..capability import capability_rules
+from ..suite import Rule, rules
+from .model import Report, RuleSummary, SuiteReport, overall_verdict, summarize, verdict_of
 
-__all__ = ('CHECKSUMS', 'checksums', 'load_report', 'overridden_in', 'verify_bundle')
+__all__ = ('CHECKSUMS', 'catalog_of', 'checksums', 'load_report', 'overridden_in', 'verify_bundle')
 
 CHECKSUMS = 'SHA256SUMS'
 
@@ -61,15 +62,24 @@ def _hash_problems(directory: Path) -> list[str]:
     return problems
 
 
+def catalog_of(suite: SuiteReport) -> dict[str, Rule]:
+    """The catalog a suite's results are checked against: the capability suite's when it ran only capability rules."""
+    backend = {rule.id: rule for rule in rules()}
+    capability = {rule.id: rule for rule in capability_rules()}
+    ran = {result.rule_id for result in suite.results}
+    return capability if ran & capability.keys() and not ran & backend.keys() else backend
+
+
 def _report_problems(report: Report, name: str) -> list[str]:
     problems = []
-    catalog = {rule.id: rule for rule in rules()} if report.toolkit_version == __version__ else None
-    if catalog is None:
+    current = report.toolkit_version == __version__
+    if not current:
         problems.append(
             f'{name}: made by workspace-conformance {report.toolkit_version}, this is {__version__}: '
             f'install that version to check completeness against its rule catalog'
         )
     for suite in report.suites:
+        catalog = catalog_of(suite) if current else None
         recomputed = {summary.rule_id: summary for summary in summarize(suite.results)}
         for recorded in suite.rules:
             again = recomputed.get(recorded.rule_id)

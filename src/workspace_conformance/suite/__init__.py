@@ -9,6 +9,7 @@ from ._rules import AREAS, LEVELS, REQUIREMENTS, Override, Rule, catalog, narrow
 from ._support import SKIP_KINDS, ConformanceConfigError, SuiteFixtures, skip
 from ._versions import pydantic_ai_version
 from .commands import CommandRules
+from .environment import EnvironmentRules
 from .files import FileRules
 from .lifecycle import LifecycleRules
 from .processes import ProcessRules
@@ -48,6 +49,7 @@ class WorkspaceBackendSuite(
     ProcessRules,
     PropertyRules,
     StatefulRules,
+    EnvironmentRules,
     SuiteFixtures,
 ):
     """Subclass in a pytest module and provide a `backend` fixture; each test method checks one rule.

@@ -1,0 +1,109 @@
+"""Rules on a backend's environment: the runner's secrets stay out, the ref stores, destruction is noticed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+
+from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart
+from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef, WorkspaceUnavailableError
+
+from ._rules import rule
+from ._support import expect_error, skip, supplied, workspace_of
+
+__all__ = ('CANARY', 'EnvironmentRules', 'environment_of', 'leaked', 'runners_canary')
+
+CANARY = 'WORKSPACE_CONFORMANCE_CANARY_API_KEY'
+"""The name of the secret-looking variable set in the runner's own environment while a hygiene rule runs."""
+
+Factory = Callable[[], WorkspaceBackend] | None
+Destroy = Callable[[WorkspaceBackend], Awaitable[None]] | None
+
+
+@contextlib.contextmanager
+def runners_canary() -> Iterator[str]:
+    """A secret-looking variable set in this process's `os.environ` for the block only, then restored."""
+    value = f'sk-live-{uuid.uuid4().hex}'
+    before = os.environ.get(CANARY)
+    os.environ[CANARY] = value
+    try:
+        yield value
+    finally:
+        if before is None:
+            os.environ.pop(CANARY, None)
+        else:
+            os.environ[CANARY] = before
+
+
+async def environment_of(workspace: Workspace) -> dict[str, str]:
+    """The variables a command sees, read with `env -0` (values may hold newlines); an environment skip without it."""
+    result = await workspace.run(['env', '-0'])
+    if result.exit_code == 127:
+        skip('environment', 'no `env` in the environment (`env -0` exited 127)')
+    assert result.exit_code == 0, f'`env -0` exited {result.exit_code}: {result.stderr[:200]}'
+    pairs = [item.partition('=') for item in result.stdout.split('\0') if item]
+    return {name: value for name, _, value in pairs}
+
+
+def leaked(seen: dict[str, str], secret: str) -> list[str]:
+    """The variables of `seen` that carry the runner's canary, by name or by value."""
+    return sorted(name for name, value in seen.items() if name == CANARY or secret in value)
+
+
+class EnvironmentRules:
+    """Rules on the environment a backend holds: what reaches its commands, its ref, and its destruction."""
+
+    # It changes this process's os.environ, which commands other rules start at the same time would inherit.
+    @rule(area='commands', requires=['commands'], since='0.3.0', alone=True)
+    async def test_commands_do_not_see_the_runners_environment(self, backend: WorkspaceBackend) -> None:
+        """A secret-looking variable set in the runner's own environment is not visible to commands."""
+        workspace = workspace_of(backend)
+        with runners_canary() as secret:
+            seen = await environment_of(workspace)
+        found = leaked(seen, secret)
+        assert not found, (
+            f"the runner's variable {CANARY} reached commands (as {found}): the backend forwards os.environ"
+        )
+
+    @rule(area='lifecycle', requires=['filesystem'], since='0.3.0')
+    async def test_the_ref_survives_message_storage(self, backend: WorkspaceBackend) -> None:
+        """The ref is a `WorkspaceRef` of two non-empty strings that a stored message history gives back equal."""
+        await workspace_of(backend).working_dir()
+        ref = backend.ref
+        assert isinstance(ref, WorkspaceRef), f'the backend had the ref {ref!r} after its first operation'
+        kinds = {'provider': ref.provider, 'id': ref.id}
+        bad = {name: value for name, value in kinds.items() if not isinstance(value, str) or not value}
+        assert not bad, f'the ref {ref!r} has fields that are not non-empty strings: {bad}'
+        stored = ModelMessagesTypeAdapter.dump_json([ModelResponse(parts=[TextPart('x')], workspace_ref=ref)])
+        (loaded,) = ModelMessagesTypeAdapter.validate_json(stored)
+        again = loaded.workspace_ref if isinstance(loaded, ModelResponse) else None
+        assert again == ref, f'the ref {ref!r} came back from a stored message history as {again!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['destroy', 'filesystem'], since='0.3.0')
+    async def test_every_operation_on_a_destroyed_environment_raises_unavailable(
+        self, destructive_backend: Factory, destroy_environment: Destroy
+    ) -> None:
+        """Once the environment is destroyed, every file operation on it raises `WorkspaceUnavailableError`."""
+        destructive_backend = supplied(destructive_backend, 'destroy')
+        destroy_environment = supplied(destroy_environment, 'destroy')
+        backend = destructive_backend()
+        workspace = Workspace(backend)
+        root = await workspace.working_dir()
+        path = posixpath.join(root, 'written-before-destroy')
+        await workspace.write_bytes(path, b'gone')
+        await destroy_environment(backend)
+        operations: dict[str, Callable[[], Awaitable[object]]] = {
+            'read_bytes': lambda: workspace.read_bytes(path),
+            'write_bytes': lambda: workspace.write_bytes(posixpath.join(root, 'written-after-destroy'), b'x'),
+            'list_dir': lambda: workspace.list_dir(root),
+            'stat': lambda: workspace.stat(path),
+            'exists': lambda: workspace.exists(path),
+            'make_dir': lambda: workspace.make_dir(posixpath.join(root, 'made-after-destroy')),
+            'remove': lambda: workspace.remove(path),
+        }
+        for name, operation in operations.items():
+            with expect_error(WorkspaceUnavailableError, f'{name}() of {path!r} after its environment was destroyed'):
+                await operation()

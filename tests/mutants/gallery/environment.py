@@ -1,0 +1,59 @@
+"""Mutants of the environment rules: the runner's variables forwarded, an unstorable ref, a missed destruction."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import anyio.to_thread
+from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, WorkspaceRef
+
+from workspace_conformance.doubles.forwarding import RunCall
+
+from ..registry import mutant, on_shared_dir
+from ._shared import InterceptsRun, _sacrificial_dir
+
+
+class ForwardsTheRunnersEnvironment(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        return await self._forward(dataclasses.replace(call, env={**os.environ, **(call.env or {})}))
+
+
+mutant(
+    name='forwards_the_runners_environment',
+    kills=['commands_do_not_see_the_runners_environment'],
+    bug="run() starts commands with {**os.environ, **env}, so the runner's API keys reach every command.",
+    backend=on_shared_dir(ForwardsTheRunnersEnvironment),
+)
+
+
+class PathInTheRef(LocalWorkspaceBackend):
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self._root = root.resolve()
+
+    @property
+    def ref(self) -> WorkspaceRef:
+        return WorkspaceRef(provider='local', id=self._root)  # type: ignore[arg-type]  # the bug: a Path, not a str
+
+
+mutant(
+    name='puts_a_path_object_in_the_ref',
+    kills=['the_ref_survives_message_storage'],
+    bug='ref is WorkspaceRef(id=self.root) with a pathlib.Path, which a stored history gives back as a str.',
+    backend=on_shared_dir(PathInTheRef),
+)
+
+
+class ExistsWithoutTheEnvironment(LocalWorkspaceBackend):
+    async def exists(self, path: str) -> bool:
+        return await anyio.to_thread.run_sync(os.path.lexists, path)
+
+
+mutant(
+    name='exists_ignores_a_destroyed_environment',
+    kills=['every_operation_on_a_destroyed_environment_raises_unavailable'],
+    bug='exists() is os.path.lexists(path) with no check of the environment, so a destroyed one answers False.',
+    destructive_backend=lambda run_dir: ExistsWithoutTheEnvironment(_sacrificial_dir(run_dir)),
+)
