@@ -157,7 +157,7 @@ def module_source(name: str) -> str:
 
 
 def module_constants(name: str) -> tuple[dict[str, str], bool | None]:
-    """The module's `DEFECTS` and `CORRECT`, read as literals (the module itself imports a suite to be chosen)."""
+    """The module's `DEFECTS` (none when it lists none) and `CORRECT`, read as literals from its source."""
     defects: dict[str, str] = {}
     correct: bool | None = None
     for node in ast.parse(module_source(name)).body:

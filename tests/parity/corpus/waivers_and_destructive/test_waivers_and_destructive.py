@@ -6,9 +6,9 @@ The backend's SDK turns CRLF into LF in command output: a real defect, which it 
 import shutil
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
+from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import (
     CommandResult,
     LocalWorkspaceBackend,
@@ -17,13 +17,7 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
 )
 
-if TYPE_CHECKING:
-    from workspace_conformance import WorkspaceBackendSuite
-else:  # the runner writes parity_suite.py: upstream's class or ours
-    from parity_suite import WorkspaceBackendSuite
-
 CORRECT = False  # it normalizes line endings
-DEFECTS: dict[str, str] = {}
 
 
 class CrlfNormalizingBackend(LocalWorkspaceBackend):
