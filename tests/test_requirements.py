@@ -105,27 +105,32 @@ MEMORY_FIXTURES = """
             return None
         return destroy
 """
+FILES_ONLY = """
+    @pytest.fixture
+    def backend(self):
+        return memory_backend(realpath=False, symlinks=False)
+"""
+"""A files-only backend without realpath or symlinks, for a test module body."""
+EVERY_RULE_A_LIMIT = """
+    @pytest.fixture
+    def declared_limits(self):
+        return {rule.id: 'declared by the test' for rule in rules()}
+"""
+"""A fixture that declares every rule a limit, for a test module body."""
 ALL_FIXTURES = frozenset({'fresh', 'attach', 'destructive', 'destroy'})
 
 BACKENDS = [
     Lacking(
         'files_only',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(realpath=False, symlinks=False)
-""",
+        FILES_ONLY,
         commands=False,
         filesystem=True,
         realpath=False,
     ),
     Lacking(
         'files_only_whose_storage_holds_symlinks',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(realpath=False, symlinks=False)
-
+        FILES_ONLY
+        + """
     @pytest.fixture
     def storage_holds_symlinks(self):
         return True
@@ -139,16 +144,7 @@ BACKENDS = [
         # The measured bug: a files-only backend that also says `has_real_posix_shell=False` got its command rules
         # as declared limits, because the switch was checked before the protocol.
         'files_only_with_every_switch_off_and_every_rule_a_limit',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(realpath=False, symlinks=False)
-
-    @pytest.fixture
-    def declared_limits(self):
-        return {rule.id: 'declared by the test' for rule in rules()}
-"""
-        + EVERY_SWITCH_OFF,
+        FILES_ONLY + EVERY_RULE_A_LIMIT + EVERY_SWITCH_OFF,
         commands=False,
         filesystem=True,
         realpath=False,
@@ -202,11 +198,8 @@ BACKENDS = [
     @pytest.fixture
     def make_symlink(self):
         return memory_symlink
-
-    @pytest.fixture
-    def declared_limits(self):
-        return {rule.id: 'declared by the test' for rule in rules()}
 """
+        + EVERY_RULE_A_LIMIT
         + MEMORY_FIXTURES,
         commands=True,
         filesystem=True,
