@@ -111,6 +111,16 @@ FILES_ONLY = """
         return memory_backend(realpath=False, symlinks=False)
 """
 """A files-only backend without realpath or symlinks, for a test module body."""
+WHOLE_MEMORY_BACKEND = """
+    @pytest.fixture
+    def backend(self):
+        return memory_backend(commands=COMMANDS)
+
+    @pytest.fixture
+    def make_symlink(self):
+        return memory_symlink
+"""
+"""The in-memory backend with commands, and its symlinks made in memory, for a test module body."""
 EVERY_RULE_A_LIMIT = """
     @pytest.fixture
     def declared_limits(self):
@@ -118,6 +128,24 @@ EVERY_RULE_A_LIMIT = """
 """
 """A fixture that declares every rule a limit, for a test module body."""
 ALL_FIXTURES = frozenset({'fresh', 'attach', 'destructive', 'destroy'})
+
+
+def whole_memory(
+    name: str, extra: str, *, switches_off: frozenset[str] = frozenset(), limits_all: bool = False
+) -> Lacking:
+    """The in-memory backend with commands, symlinks and every optional fixture, plus the fixtures in `extra`."""
+    return Lacking(
+        name,
+        WHOLE_MEMORY_BACKEND + MEMORY_FIXTURES + extra,
+        commands=True,
+        filesystem=True,
+        realpath=True,
+        symlinks=True,
+        fixtures=ALL_FIXTURES,
+        switches_off=switches_off,
+        limits_all=limits_all,
+    )
+
 
 BACKENDS = [
     Lacking(
@@ -168,46 +196,8 @@ BACKENDS = [
         filesystem=False,
         realpath=False,
     ),
-    Lacking(
-        'every_switch_off',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(commands=COMMANDS)
-
-    @pytest.fixture
-    def make_symlink(self):
-        return memory_symlink
-"""
-        + MEMORY_FIXTURES
-        + EVERY_SWITCH_OFF,
-        commands=True,
-        filesystem=True,
-        realpath=True,
-        symlinks=True,
-        fixtures=ALL_FIXTURES,
-        switches_off=frozenset(SWITCHES.values()),
-    ),
-    Lacking(
-        'every_rule_a_declared_limit',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(commands=COMMANDS)
-
-    @pytest.fixture
-    def make_symlink(self):
-        return memory_symlink
-"""
-        + EVERY_RULE_A_LIMIT
-        + MEMORY_FIXTURES,
-        commands=True,
-        filesystem=True,
-        realpath=True,
-        symlinks=True,
-        fixtures=ALL_FIXTURES,
-        limits_all=True,
-    ),
+    whole_memory('every_switch_off', EVERY_SWITCH_OFF, switches_off=frozenset(SWITCHES.values())),
+    whole_memory('every_rule_a_declared_limit', EVERY_RULE_A_LIMIT, limits_all=True),
 ]
 
 MODULE = """

@@ -8,8 +8,6 @@ from _delegating import FilesAndCommandsOf
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
-CORRECT = True
-
 
 class AsyncioClientBackend(FilesAndCommandsOf):
     """Every call goes through an asyncio-only client: it needs the running asyncio loop."""

@@ -8,8 +8,6 @@ from _delegating import CommandsOf
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
-CORRECT = True
-
 
 class ShellOnlyBackend(CommandsOf):
     """Commands only: pydantic-ai derives every file operation from this backend's shell."""

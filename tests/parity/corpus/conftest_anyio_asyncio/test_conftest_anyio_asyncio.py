@@ -6,8 +6,6 @@ import pytest
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
-CORRECT = True
-
 
 class TestFunctionScoped(WorkspaceBackendSuite):
     @pytest.fixture

@@ -8,8 +8,6 @@ from json_store import JsonStoreBackend, destroy
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-CORRECT = True
-
 
 @pytest.fixture(scope='module')
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:

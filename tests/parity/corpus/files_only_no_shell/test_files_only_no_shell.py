@@ -8,8 +8,6 @@ from json_store import JsonStoreBackend
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-CORRECT = True
-
 
 class TestNoShell(WorkspaceBackendSuite):
     @pytest.fixture

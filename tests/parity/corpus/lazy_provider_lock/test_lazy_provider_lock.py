@@ -8,8 +8,6 @@ from _delegating import FilesAndCommandsOf
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend, WorkspaceRef
 
-CORRECT = True
-
 
 @pytest.fixture(scope='module')
 def anyio_backend() -> str:

@@ -4,8 +4,6 @@ import pytest
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
-CORRECT = True
-
 
 @pytest.fixture
 def anyio_backend() -> str:

@@ -7,8 +7,6 @@ import pytest
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
-CORRECT = True
-
 
 @pytest.fixture(scope='module')
 def shared_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalWorkspaceBackend]:

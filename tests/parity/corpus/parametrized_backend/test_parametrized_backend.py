@@ -7,8 +7,6 @@ from _delegating import CommandsOf
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
-CORRECT = True
-
 
 @pytest.fixture(scope='module')
 def anyio_backend() -> str:

@@ -4,8 +4,6 @@ import pytest
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, SupportsCommands, WorkspaceBackend
 
-CORRECT = True
-
 
 class TestSkipAndReplace(WorkspaceBackendSuite):
     @pytest.fixture(scope='class')
