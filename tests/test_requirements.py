@@ -6,6 +6,7 @@ optional fixture, switch or declared limit, environment tool); the observed one 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -130,20 +131,24 @@ EVERY_RULE_A_LIMIT = """
 ALL_FIXTURES = frozenset({'fresh', 'attach', 'destructive', 'destroy'})
 
 
+WHOLE_MEMORY = Lacking(
+    'whole_memory',
+    WHOLE_MEMORY_BACKEND + MEMORY_FIXTURES,
+    commands=True,
+    filesystem=True,
+    realpath=True,
+    symlinks=True,
+    fixtures=ALL_FIXTURES,
+)
+"""The in-memory backend with commands, symlinks and every optional fixture."""
+
+
 def whole_memory(
     name: str, extra: str, *, switches_off: frozenset[str] = frozenset(), limits_all: bool = False
 ) -> Lacking:
-    """The in-memory backend with commands, symlinks and every optional fixture, plus the fixtures in `extra`."""
-    return Lacking(
-        name,
-        WHOLE_MEMORY_BACKEND + MEMORY_FIXTURES + extra,
-        commands=True,
-        filesystem=True,
-        realpath=True,
-        symlinks=True,
-        fixtures=ALL_FIXTURES,
-        switches_off=switches_off,
-        limits_all=limits_all,
+    """`WHOLE_MEMORY` named `name`, with the fixtures in `extra` added to its module body."""
+    return dataclasses.replace(
+        WHOLE_MEMORY, name=name, body=WHOLE_MEMORY.body + extra, switches_off=switches_off, limits_all=limits_all
     )
 
 
