@@ -1,9 +1,12 @@
-"""Facts about the runner that tests depend on."""
+"""Facts about the runner that tests depend on, and the options of a quick `certify` run."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+
+QUICK_CERTIFY = ('--anyio-backend', 'asyncio', '--conformance-profile', 'ci')
+"""`certify` options for a quick run: one event loop, the `ci` profile."""
 
 
 def bypasses_permissions() -> bool:

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from .runner import QUICK_CERTIFY
+
 pytestmark = pytest.mark.slow
 
 BROKEN = '''
@@ -45,10 +47,7 @@ def _certify(target: str, report: Path, *extra: str, cwd: Path) -> dict[str, Any
             'workspace_conformance',
             'certify',
             target,
-            '--anyio-backend',
-            'asyncio',
-            '--conformance-profile',
-            'ci',
+            *QUICK_CERTIFY,
             '--report',
             str(report),
             *extra,

@@ -12,6 +12,8 @@ import pytest
 from workspace_conformance.reports.model import Report
 from workspace_conformance.reports.redact import REDACTED, Redactor
 
+from .runner import QUICK_CERTIFY
+
 SUITE = """
 import os
 
@@ -124,10 +126,7 @@ def test_bundle_verifies_and_a_changed_outcome_is_named(tmp_path: Path) -> None:
             str(bundle),
             '-k',
             'test_exists and not below and not working_dir',
-            '--anyio-backend',
-            'asyncio',
-            '--conformance-profile',
-            'ci',
+            *QUICK_CERTIFY,
         ],
         capture_output=True,
         text=True,

@@ -6,6 +6,7 @@ optional fixture, switch or declared limit, environment tool); the observed one 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -105,27 +106,64 @@ MEMORY_FIXTURES = """
             return None
         return destroy
 """
+FILES_ONLY = """
+    @pytest.fixture
+    def backend(self):
+        return memory_backend(realpath=False, symlinks=False)
+"""
+"""A files-only backend without realpath or symlinks, for a test module body."""
+WHOLE_MEMORY_BACKEND = """
+    @pytest.fixture
+    def backend(self):
+        return memory_backend(commands=COMMANDS)
+
+    @pytest.fixture
+    def make_symlink(self):
+        return memory_symlink
+"""
+"""The in-memory backend with commands, and its symlinks made in memory, for a test module body."""
+EVERY_RULE_A_LIMIT = """
+    @pytest.fixture
+    def declared_limits(self):
+        return {rule.id: 'declared by the test' for rule in rules()}
+"""
+"""A fixture that declares every rule a limit, for a test module body."""
 ALL_FIXTURES = frozenset({'fresh', 'attach', 'destructive', 'destroy'})
+
+
+WHOLE_MEMORY = Lacking(
+    'whole_memory',
+    WHOLE_MEMORY_BACKEND + MEMORY_FIXTURES,
+    commands=True,
+    filesystem=True,
+    realpath=True,
+    symlinks=True,
+    fixtures=ALL_FIXTURES,
+)
+"""The in-memory backend with commands, symlinks and every optional fixture."""
+
+
+def whole_memory(
+    name: str, extra: str, *, switches_off: frozenset[str] = frozenset(), limits_all: bool = False
+) -> Lacking:
+    """`WHOLE_MEMORY` named `name`, with the fixtures in `extra` added to its module body."""
+    return dataclasses.replace(
+        WHOLE_MEMORY, name=name, body=WHOLE_MEMORY.body + extra, switches_off=switches_off, limits_all=limits_all
+    )
+
 
 BACKENDS = [
     Lacking(
         'files_only',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(realpath=False, symlinks=False)
-""",
+        FILES_ONLY,
         commands=False,
         filesystem=True,
         realpath=False,
     ),
     Lacking(
         'files_only_whose_storage_holds_symlinks',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(realpath=False, symlinks=False)
-
+        FILES_ONLY
+        + """
     @pytest.fixture
     def storage_holds_symlinks(self):
         return True
@@ -139,16 +177,7 @@ BACKENDS = [
         # The measured bug: a files-only backend that also says `has_real_posix_shell=False` got its command rules
         # as declared limits, because the switch was checked before the protocol.
         'files_only_with_every_switch_off_and_every_rule_a_limit',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(realpath=False, symlinks=False)
-
-    @pytest.fixture
-    def declared_limits(self):
-        return {rule.id: 'declared by the test' for rule in rules()}
-"""
-        + EVERY_SWITCH_OFF,
+        FILES_ONLY + EVERY_RULE_A_LIMIT + EVERY_SWITCH_OFF,
         commands=False,
         filesystem=True,
         realpath=False,
@@ -172,49 +201,8 @@ BACKENDS = [
         filesystem=False,
         realpath=False,
     ),
-    Lacking(
-        'every_switch_off',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(commands=COMMANDS)
-
-    @pytest.fixture
-    def make_symlink(self):
-        return memory_symlink
-"""
-        + MEMORY_FIXTURES
-        + EVERY_SWITCH_OFF,
-        commands=True,
-        filesystem=True,
-        realpath=True,
-        symlinks=True,
-        fixtures=ALL_FIXTURES,
-        switches_off=frozenset(SWITCHES.values()),
-    ),
-    Lacking(
-        'every_rule_a_declared_limit',
-        """
-    @pytest.fixture
-    def backend(self):
-        return memory_backend(commands=COMMANDS)
-
-    @pytest.fixture
-    def make_symlink(self):
-        return memory_symlink
-
-    @pytest.fixture
-    def declared_limits(self):
-        return {rule.id: 'declared by the test' for rule in rules()}
-"""
-        + MEMORY_FIXTURES,
-        commands=True,
-        filesystem=True,
-        realpath=True,
-        symlinks=True,
-        fixtures=ALL_FIXTURES,
-        limits_all=True,
-    ),
+    whole_memory('every_switch_off', EVERY_SWITCH_OFF, switches_off=frozenset(SWITCHES.values())),
+    whole_memory('every_rule_a_declared_limit', EVERY_RULE_A_LIMIT, limits_all=True),
 ]
 
 MODULE = """

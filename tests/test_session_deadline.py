@@ -9,7 +9,6 @@ from pathlib import Path
 
 from workspace_conformance.reports.model import Report
 
-
 REMOTE = """
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 from workspace_conformance.doubles import FaultyBackend

@@ -14,6 +14,8 @@ import pytest
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets import NAMED_TARGETS, TargetError
 
+from .runner import QUICK_CERTIFY
+
 
 def _cli(cwd: Path, *args: str, **environment: str) -> subprocess.CompletedProcess[str]:
     keys = ('E2B_API_KEY', 'DAYTONA_API_KEY', 'SPRITE_TOKEN')
@@ -86,10 +88,7 @@ def test_an_in_process_target_gets_its_verdict(tmp_path: Path, target: str, verd
         tmp_path,
         'certify',
         target,
-        '--anyio-backend',
-        'asyncio',
-        '--conformance-profile',
-        'ci',
+        *QUICK_CERTIFY,
         '--report',
         str(tmp_path / 'out'),
         TMPDIR=str(tmp_path),

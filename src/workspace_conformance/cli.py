@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import os
 import signal
@@ -437,17 +438,13 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         return _fail(problem)
     _say_removed(remove_stale_runs())
     options = _target_options(args)
+    resolve = functools.partial(
+        resolve_target, args.target, options=options, fresh=args.fresh, attach=args.attach, destroy=args.destroy
+    )
     emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified
     with run_directory('workspace-conformance-check-') as check_dir:
         try:
-            checked = resolve_target(
-                args.target,
-                options=options,
-                fresh=args.fresh,
-                attach=args.attach,
-                destroy=args.destroy,
-                check_dir=Path(check_dir),
-            )
+            checked = resolve(check_dir=Path(check_dir))
             if args.capability is not None:  # built once, so a factory that returns no capability fails here
                 resolve_capability(args.capability, checked)(Path(check_dir) / 'capability')
         except TargetNotRunnable as error:
@@ -461,15 +458,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     # (a second one exits at once, still cleaning up) and when the watchdog has to end a run whose backend ignores
     # cancellation.
     with signals_stop_the_run(), run_directory('workspace-conformance-', while_cleaning=cleaning_up) as run_dir:
-        target = resolve_target(
-            args.target,
-            options=options,
-            run_id=run_dir.name,
-            fresh=args.fresh,
-            attach=args.attach,
-            destroy=args.destroy,
-            check_requirements=False,
-        )
+        target = resolve(run_id=run_dir.name, check_requirements=False)
         loops = tuple(loop for loop in backends if loop in target.event_loops)
         if not loops:
             return _fail(f'target {target.name!r} runs only on {", ".join(target.event_loops)}: pass --anyio-backend')

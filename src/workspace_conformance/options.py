@@ -23,15 +23,22 @@ _MARKERS = ('xfail', 'skip', 'skipif', 'parametrize', 'filterwarnings')
 """Markers a target's suite may put on a rule (expected failures, skips): a -k naming one may select rules."""
 
 
-def time_scale(text: str) -> float:
-    """A time scale: a finite number greater than 0 (3 gives a slow provider three times as long)."""
+def _finite_positive(text: str, not_a_number: str, out_of_range: str) -> float:
+    """`text` as a finite number > 0, or an argparse error: the quoted text, then `not_a_number` or `out_of_range`."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number: pass a finite number > 0, e.g. 3') from None
+        raise argparse.ArgumentTypeError(f'{text!r}{not_a_number}') from None
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f'{text!r}: pass a finite number > 0, e.g. 3')
+        raise argparse.ArgumentTypeError(f'{text!r}{out_of_range}')
     return value
+
+
+def time_scale(text: str) -> float:
+    """A time scale: a finite number greater than 0 (3 gives a slow provider three times as long)."""
+    return _finite_positive(
+        text, ' is not a number: pass a finite number > 0, e.g. 3', ': pass a finite number > 0, e.g. 3'
+    )
 
 
 def concurrency(text: str) -> int | str:
@@ -45,13 +52,9 @@ def concurrency(text: str) -> int | str:
 
 def max_duration(text: str) -> float:
     """A session deadline in seconds of wall time: a finite number greater than 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number of seconds: pass one > 0, e.g. 900') from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f'{text!r}: pass a finite number of seconds > 0, e.g. 900')
-    return value
+    return _finite_positive(
+        text, ' is not a number of seconds: pass one > 0, e.g. 900', ': pass a finite number of seconds > 0, e.g. 900'
+    )
 
 
 def workers(text: str) -> str:

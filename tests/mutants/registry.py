@@ -1,10 +1,12 @@
-"""How a mutant is declared: `mutant(kills=[...], bug=..., backend=...)` registers a backend that breaks one clause."""
+"""How a mutant is declared: `@breaks(kills=[...], bug=...)` on a backend class, or `mutant(...)` for other fixtures."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend, WorkspaceRef
 
@@ -15,6 +17,7 @@ from workspace_conformance.targets.capability import CapabilitySetup
 _LOCAL = local_target()
 
 Build = Callable[[Path], WorkspaceBackend]
+Kind = TypeVar('Kind', bound=type[WorkspaceBackend])
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,34 @@ def in_memory(kind: Callable[[], WorkspaceBackend]) -> Build:
 def memory_mutant(*, name: str, kills: list[str], bug: str, kind: Callable[[], WorkspaceBackend]) -> Mutant:
     """Register a mutant of the in-memory double: a fresh `kind()` for every build, its symlinks made in memory."""
     return mutant(name=name, kills=kills, bug=bug, backend=in_memory(kind), make_symlink=memory_symlink)
+
+
+def _named_after(kind: type, name: str | None) -> str:
+    """A class-declared mutant's name: `name`, or its class name in snake case (`StrictRealpath`: `strict_realpath`)."""
+    return name or re.sub(r'(?<!^)(?=[A-Z])', '_', kind.__name__).lower()
+
+
+def breaks(
+    *, kills: list[str], bug: str, name: str | None = None, unprivileged: bool = False
+) -> Callable[[Kind], Kind]:
+    """Class decorator: register the backend class, built on the run's shared directory, as a mutant (see `mutant`)."""
+
+    def register(kind: Kind) -> Kind:
+        built = on_shared_dir(kind)
+        mutant(name=_named_after(kind, name), kills=kills, bug=bug, backend=built, unprivileged=unprivileged)
+        return kind
+
+    return register
+
+
+def breaks_in_memory(*, kills: list[str], bug: str, name: str | None = None) -> Callable[[Kind], Kind]:
+    """Class decorator: register the in-memory backend class as a mutant (see `memory_mutant`)."""
+
+    def register(kind: Kind) -> Kind:
+        memory_mutant(name=_named_after(kind, name), kills=kills, bug=bug, kind=kind)
+        return kind
+
+    return register
 
 
 def mutant(

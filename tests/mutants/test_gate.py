@@ -9,11 +9,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
-from workspace_conformance import WorkspaceBackendSuite, rules
+from workspace_conformance import Rule, WorkspaceBackendSuite, rules
 from workspace_conformance.capability import WorkspaceCapabilitySuite, capability_rules
 from workspace_conformance.targets import Target, suite_for
 from workspace_conformance.targets.capability import CapabilityTarget, capability_suite_for
@@ -26,8 +28,25 @@ from .registry import CapabilityMutant, Mutant
 ROOT = Path(__file__).resolve().parents[2]
 TIME_SCALE = 0.25
 DROP = BYPASS_CAPABILITIES
+SuiteClass = TypeVar('SuiteClass', bound=type)
 MUTANTS = load_all()
 CAPABILITY_MUTANTS = load_capability_mutants()
+
+
+def _narrowed(
+    suite_of: Callable[..., SuiteClass], target: Target | CapabilityTarget, mutant: Mutant | CapabilityMutant, name: str
+) -> SuiteClass:
+    """`suite_of(target)` narrowed to the rules the mutant must fail, each a strict xfail naming its bug."""
+    suite = suite_of(
+        target,
+        only=mutant.kills,
+        expected_failures=dict.fromkeys(mutant.kills, f'mutant {mutant.name}: {mutant.bug}'),
+        time_scale=TIME_SCALE,
+        name=name,
+        summary=False,  # 137 verdicts of broken backends would bury the real summaries
+    )
+    suite.mutant_name = mutant.name  # type: ignore[attr-defined]  # read by conftest: a skip there proves nothing
+    return suite
 
 
 def mutant_suite(mutant: Mutant) -> type[WorkspaceBackendSuite]:
@@ -43,31 +62,13 @@ def mutant_suite(mutant: Mutant) -> type[WorkspaceBackendSuite]:
         make_symlink=mutant.make_symlink,
         event_loops=('asyncio',),
     )
-    suite = suite_for(
-        target,
-        only=mutant.kills,
-        expected_failures=dict.fromkeys(mutant.kills, f'mutant {mutant.name}: {mutant.bug}'),
-        time_scale=TIME_SCALE,
-        name=f'TestMutant_{mutant.name}',
-        summary=False,  # 137 verdicts of broken backends would bury the real summaries
-    )
-    suite.mutant_name = mutant.name  # type: ignore[attr-defined]  # read by conftest: a skip there proves nothing
-    return suite
+    return _narrowed(suite_for, target, mutant, f'TestMutant_{mutant.name}')
 
 
 def capability_mutant_suite(mutant: CapabilityMutant) -> type[WorkspaceCapabilitySuite]:
     """The capability suite of the mutant as a target, narrowed to the rules it must fail, as strict xfails."""
     target = CapabilityTarget(name=mutant.name, description=mutant.bug, build=mutant.build)
-    suite = capability_suite_for(
-        target,
-        only=mutant.kills,
-        expected_failures=dict.fromkeys(mutant.kills, f'mutant {mutant.name}: {mutant.bug}'),
-        time_scale=TIME_SCALE,
-        name=f'TestCapabilityMutant_{mutant.name}',
-        summary=False,
-    )
-    suite.mutant_name = mutant.name  # type: ignore[attr-defined]  # read by conftest: a skip there proves nothing
-    return suite
+    return _narrowed(capability_suite_for, target, mutant, f'TestCapabilityMutant_{mutant.name}')
 
 
 for _capability_mutant in CAPABILITY_MUTANTS:
@@ -79,28 +80,25 @@ for _mutant in MUTANTS:
         globals()[f'TestMutant_{_mutant.name}'] = mutant_suite(_mutant)
 
 
-def test_every_rule_has_a_killing_mutant() -> None:
-    proven = {rule_id for mutant in MUTANTS for rule_id in mutant.kills}
-    unproven = [rule.qualified for rule in rules() if rule.id not in proven]
-    assert not unproven, f'rules no mutant makes fail (checks that cannot fail): {unproven}'
+GALLERIES: dict[str, tuple[Sequence[Mutant | CapabilityMutant], Callable[[], Sequence[Rule]]]] = {
+    'backend': (MUTANTS, rules),
+    'capability': (CAPABILITY_MUTANTS, capability_rules),
+}
 
 
-def test_every_mutant_names_real_rules_and_a_bug() -> None:
-    known = {rule.id for rule in rules()}
-    for mutant in MUTANTS:
-        assert mutant.kills and set(mutant.kills) <= known, (mutant.name, set(mutant.kills) - known)
-        assert mutant.bug.endswith('.'), mutant.name
+@pytest.mark.parametrize('gallery', GALLERIES)
+def test_every_rule_has_a_killing_mutant(gallery: str) -> None:
+    mutants, rules_of = GALLERIES[gallery]
+    proven = {rule_id for mutant in mutants for rule_id in mutant.kills}
+    unproven = [rule.qualified for rule in rules_of() if rule.id not in proven]
+    assert not unproven, f'{gallery} rules no mutant makes fail (checks that cannot fail): {unproven}'
 
 
-def test_every_capability_rule_has_a_killing_mutant() -> None:
-    proven = {rule_id for mutant in CAPABILITY_MUTANTS for rule_id in mutant.kills}
-    unproven = [rule.qualified for rule in capability_rules() if rule.id not in proven]
-    assert not unproven, f'capability rules no mutant makes fail (checks that cannot fail): {unproven}'
-
-
-def test_every_capability_mutant_names_real_rules_and_a_bug() -> None:
-    known = {rule.id for rule in capability_rules()}
-    for mutant in CAPABILITY_MUTANTS:
+@pytest.mark.parametrize('gallery', GALLERIES)
+def test_every_mutant_names_real_rules_and_a_bug(gallery: str) -> None:
+    mutants, rules_of = GALLERIES[gallery]
+    known = {rule.id for rule in rules_of()}
+    for mutant in mutants:
         assert mutant.kills and set(mutant.kills) <= known, (mutant.name, set(mutant.kills) - known)
         assert mutant.bug.endswith('.'), mutant.name
 

@@ -140,7 +140,7 @@ class ModuleResult:
     upstream: Run
     ours: Run
     defects: dict[str, str] = field(default_factory=dict)
-    correct: bool | None = None
+    correct: bool = True
 
     @property
     def verdict(self) -> str:
@@ -156,10 +156,10 @@ def module_source(name: str) -> str:
     return (CORPUS / name / f'test_{name}.py').read_text()
 
 
-def module_constants(name: str) -> tuple[dict[str, str], bool | None]:
-    """The module's `DEFECTS` and `CORRECT`, read as literals (the module itself imports a suite to be chosen)."""
+def module_constants(name: str) -> tuple[dict[str, str], bool]:
+    """The module's `DEFECTS` (none unless it lists some) and `CORRECT` (True unless it says False), from its source."""
     defects: dict[str, str] = {}
-    correct: bool | None = None
+    correct = True
     for node in ast.parse(module_source(name)).body:
         target, value = None, None
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):

@@ -3,7 +3,8 @@
 Each corpus module runs twice in a fresh directory, importing `WorkspaceBackendSuite` from pydantic-ai and then
 from this toolkit (see `runner.py`). Every upstream test that passes with upstream's class must pass with ours on
 every event loop it ran on, except the documented difference (`remove_refuses_the_working_dir_and_its_ancestors`
-never runs on the shared `backend`) and the real defects a module lists in `DEFECTS`.
+never runs on the shared `backend`) and the real defects a module lists in `DEFECTS`. A module's backend is taken to
+be correct (certified or partial) unless the module says `CORRECT = False`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from pydantic_ai.usage import RunUsage
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
 
 from ..suite._guard import safe_str
-from ..suite._support import SuiteFixtures
+from ..suite._support import SuiteFixtures, skip
 
 __all__ = (
     'CapabilityFixtures',
@@ -258,6 +258,16 @@ async def first_use(workspace: Workspace) -> WorkspaceRef:
 def own_environment(capability: AbstractCapability[Any], deps: object) -> Workspace:
     """The workspace `get_workspace(ref=None)` supplies, as a run starting fresh would get it."""
     return select_some(capability, deps, None)
+
+
+def own_environment_if(
+    capability: AbstractCapability[Any], deps: object, applies: Callable[[Workspace], bool], lacking: str
+) -> Workspace:
+    """`own_environment`, when `applies` to it; otherwise the rule is skipped as not applicable, saying `lacking`."""
+    workspace = own_environment(capability, deps)
+    if not applies(workspace):
+        skip('not-applicable', lacking)
+    return workspace
 
 
 def is_fixed(workspace: Workspace) -> bool:

@@ -9,7 +9,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, SupportsCommands, Work
 
 from ..authoring import rule, skip
 from ..suite.environment import CANARY, environment_of, leaked, runners_canary
-from ._support import own_environment
+from ._support import own_environment_if
 
 __all__ = ('HygieneRules',)
 
@@ -18,10 +18,10 @@ LOCAL_INHERITED = frozenset({'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE'})
 
 
 def _commands_of(capability: AbstractCapability[Any], deps: object) -> Workspace:
-    workspace = own_environment(capability, deps)
-    if workspace.read_only or not isinstance(workspace.backend, SupportsCommands):
-        skip('not-applicable', "the capability's workspace runs no commands")
-    return workspace
+    def runs_commands(workspace: Workspace) -> bool:
+        return not workspace.read_only and isinstance(workspace.backend, SupportsCommands)
+
+    return own_environment_if(capability, deps, runs_commands, "the capability's workspace runs no commands")
 
 
 class HygieneRules:

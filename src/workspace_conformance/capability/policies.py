@@ -17,7 +17,7 @@ from pydantic_ai.workspaces import (
 )
 
 from ..authoring import expect_error, rule, skip, supplied
-from ._support import MARK_PREFIX, Policy, error_text, first_use, own_environment
+from ._support import MARK_PREFIX, Policy, error_text, first_use, own_environment, own_environment_if
 
 __all__ = ('PolicyRules',)
 
@@ -59,10 +59,9 @@ class _Layer(WrapperWorkspace):
 
 
 def _read_only_of(capability: AbstractCapability[Any], deps: object) -> Workspace:
-    workspace = own_environment(capability, deps)
-    if not workspace.read_only:
-        skip('not-applicable', "the capability's workspace does not report read_only")
-    return workspace
+    return own_environment_if(
+        capability, deps, lambda workspace: workspace.read_only, "the capability's workspace does not report read_only"
+    )
 
 
 class PolicyRules:

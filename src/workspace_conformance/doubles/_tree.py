@@ -6,6 +6,7 @@ import errno
 import posixpath
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 __all__ = ('MAX_SYMLINKS', 'Directory', 'File', 'Node', 'Symlink', 'Tree')
 
@@ -44,6 +45,41 @@ def _loop(path: str) -> OSError:
     return OSError(errno.ELOOP, 'Too many levels of symbolic links', path)
 
 
+Step = TypeVar('Step')
+
+
+class _Steps(Generic[Step]):
+    """One walk down a path from the root: the components still to read, the real ones read, and a value for each."""
+
+    def __init__(self, path: str, root: Step) -> None:
+        self.parts = _components(path)
+        self.real: list[str] = []
+        self.nodes: list[Step] = [root]
+        self._root = root
+        self._hops = 0
+
+    def next_name(self) -> str | None:
+        """The next component to resolve, after climbing each `..` before it (never above `/`); None at the end."""
+        while self.parts:
+            name = self.parts.popleft()
+            if name != '..':
+                return name
+            if self.real:
+                self.real.pop()
+                self.nodes.pop()
+        return None
+
+    def follow(self, link: Symlink) -> bool:
+        """Go on through `link` (from `/` for an absolute target); False, changing nothing, past MAX_SYMLINKS hops."""
+        self._hops += 1
+        if self._hops > MAX_SYMLINKS:
+            return False
+        if link.target.startswith('/'):
+            self.real, self.nodes = [], [self._root]
+        self.parts.extendleft(reversed(_components(link.target)))
+        return True
+
+
 class Tree:
     """A filesystem tree; every path argument is absolute; errors are the builtin ones `os` raises."""
 
@@ -61,42 +97,30 @@ class Tree:
 
     def walk(self, path: str, *, follow: bool = True) -> tuple[list[str], Node | None, Directory]:
         """Resolve `path`: its real components, its node (`None` when only the last is missing), and its parent."""
-        parts = _components(path)
-        real: list[str] = []
-        chain: list[Directory] = [self.root]
-        hops = 0
-        while parts:
-            name = parts.popleft()
-            if name == '..':
-                if real:
-                    real.pop()
-                    chain.pop()
-                continue
-            current = chain[-1]
+        steps = _Steps[Directory](path, self.root)
+        while (name := steps.next_name()) is not None:
+            current = steps.nodes[-1]
             self.require(current, SEARCH, path)
             child = current.children.get(name)
-            more = bool(parts)
+            more = bool(steps.parts)
             if child is None:
                 if more:
                     raise FileNotFoundError(errno.ENOENT, 'No such file or directory', path)
-                return [*real, name], None, current
+                return [*steps.real, name], None, current
             if isinstance(child, Symlink) and (more or follow):
-                hops += 1
-                if hops > MAX_SYMLINKS:
+                if not steps.follow(child):
                     raise _loop(path)
-                if child.target.startswith('/'):
-                    real, chain = [], [self.root]
-                parts.extendleft(reversed(_components(child.target)))
                 continue
             if more and not isinstance(child, Directory):
                 if isinstance(child, Symlink):  # pragma: no cover - followed above
                     raise _loop(path)
                 raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path)
-            real.append(name)
+            steps.real.append(name)
             if isinstance(child, Directory):
-                chain.append(child)
+                steps.nodes.append(child)
             else:
-                return real, child, current
+                return steps.real, child, current
+        real, chain = steps.real, steps.nodes
         if not real:
             return [], self.root, self.root
         parent = chain[-2] if len(chain) >= 2 and chain[-1] is not None else self.root
@@ -111,31 +135,18 @@ class Tree:
 
     def realpath(self, path: str) -> str:
         """Like `os.path.realpath(path, strict=False)`: missing components kept, a loop left unresolved."""
-        parts = _components(path)
-        real: list[str] = []
-        nodes: list[Node | None] = [self.root]
-        hops = 0
-        while parts:
-            name = parts.popleft()
-            if name == '..':
-                if real:
-                    real.pop()
-                    nodes.pop()
-                continue
-            current = nodes[-1]
+        steps = _Steps[Node | None](path, self.root)
+        while (name := steps.next_name()) is not None:
+            current = steps.nodes[-1]
             child = current.children.get(name) if isinstance(current, Directory) else None
             if isinstance(child, Symlink):
-                hops += 1
-                if hops > MAX_SYMLINKS:
+                if not steps.follow(child):
                     # A loop: stop resolving, keeping the rest as written (inside the directory holding it).
-                    return posixpath.normpath('/' + '/'.join([*real, name, *parts]))
-                if child.target.startswith('/'):
-                    real, nodes = [], [self.root]
-                parts.extendleft(reversed(_components(child.target)))
+                    return posixpath.normpath('/' + '/'.join([*steps.real, name, *steps.parts]))
                 continue
-            real.append(name)
-            nodes.append(child)
-        return '/' + '/'.join(real)
+            steps.real.append(name)
+            steps.nodes.append(child)
+        return '/' + '/'.join(steps.real)
 
     def make_dirs(self, path: str) -> Directory:
         """`mkdir -p`: every missing directory of `path` is created; a file in the way is an error."""

@@ -30,14 +30,19 @@ SkipKind = Literal[vocabulary.SkipKind, 'unclassified']
 """The suite's skip kinds (`vocabulary.SkipKind`), and `unclassified` for a skip no rule classified."""
 
 
-class RuleOutcome(BaseModel):
-    """What one rule did on one anyio backend."""
+class _OfARule(BaseModel):
+    """The fields every record of one rule starts with: which rule, its area and its level."""
 
     model_config = ConfigDict(frozen=True)
 
     rule_id: str
     area: str
     level: str
+
+
+class RuleOutcome(_OfARule):
+    """What one rule did on one anyio backend."""
+
     clause: str
     anyio_backend: str
     outcome: Outcome
@@ -52,14 +57,9 @@ class RuleOutcome(BaseModel):
     """Of those, the ones that started with no other of the rule's calls in flight: its serial round trips."""
 
 
-class RuleSummary(BaseModel):
+class RuleSummary(_OfARule):
     """One rule's status over every anyio backend it ran on, the unit the verdict counts."""
 
-    model_config = ConfigDict(frozen=True)
-
-    rule_id: str
-    area: str
-    level: str
     status: RuleStatus
     detail: str | None = None
     """Why it is not a pass: the skip kind and reason, the failure excerpt, or what is missing."""

@@ -23,29 +23,19 @@ T = TypeVar('T')
 _QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 _NO_EXPLAIN = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
 """Every phase but `explain`: its extra runs cost backend calls, and the lines it points at are the suite's own."""
+
+
+_REPEATABLE = settings(derandomize=True, deadline=None, database=None, suppress_health_check=_QUIET, phases=_NO_EXPLAIN)
+"""What the repeatable profiles share: the same examples on every run, no example database."""
+
+
 # A stateful step runs up to three operations at once (`stateful.py`), so a program of N steps holds about twice as
 # many operations as N single-operation steps did, in N round trips.
 SETTINGS: dict[Profile, settings] = {
     # Fast and repeatable: the same examples on every run, so CI is stable.
-    'ci': settings(
-        max_examples=12,
-        derandomize=True,
-        deadline=None,
-        database=None,
-        suppress_health_check=_QUIET,
-        stateful_step_count=10,
-        phases=_NO_EXPLAIN,
-    ),
+    'ci': settings(_REPEATABLE, max_examples=12, stateful_step_count=10),
     # Thorough and repeatable: what a certificate is built on.
-    'certify': settings(
-        max_examples=60,
-        derandomize=True,
-        deadline=None,
-        database=None,
-        suppress_health_check=_QUIET,
-        stateful_step_count=20,
-        phases=_NO_EXPLAIN,
-    ),
+    'certify': settings(_REPEATABLE, max_examples=60, stateful_step_count=20),
     # Exploratory: new random examples each run, failures remembered in Hypothesis's example database.
     'dev': settings(
         max_examples=40, derandomize=False, deadline=None, suppress_health_check=_QUIET, stateful_step_count=16

@@ -16,7 +16,7 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +107,29 @@ def _working_dir(options: Mapping[str, str]) -> str:
     return options.get('working-dir') or '/workspace'
 
 
+def _new_vm_each_time(
+    vm: _MicroVM,
+    description: str,
+    new: Callable[[Path], WorkspaceBackend],
+    attach: Callable[[Path, WorkspaceRef], WorkspaceBackend],
+    destroy: Callable[[WorkspaceBackend], Awaitable[None]],
+    *,
+    cleanup: Callable[[Path], None] | None = None,
+) -> Target:
+    """A micro-VM target on asyncio whose shared, fresh and destructive backends are each a new VM from `new`."""
+    return Target(
+        name=vm.name,
+        description=description,
+        backend=new,
+        fresh_backend=new,
+        destructive_backend=new,
+        attach_backend=attach,
+        destroy_environment=destroy,
+        cleanup=cleanup,
+        event_loops=('asyncio',),
+    )
+
+
 def _boxlite(options: Mapping[str, str], run_id: str) -> Target:
     from pydantic_ai_harness.boxlite_sandbox import BoxLiteSandbox, BoxLiteSandboxBackend
 
@@ -140,17 +163,14 @@ def _boxlite(options: Mapping[str, str], run_id: str) -> Target:
         await capability.destroy(backend.ref)
 
     source = f'OCI layout {options["rootfs"]}' if 'rootfs' in options else f'image {options.get("image", "alpine")}'
-    return Target(
-        name='boxlite',
-        description=f"pydantic-ai-harness's BoxLiteSandboxBackend, a local BoxLite micro-VM from {source}",
-        backend=new,
-        fresh_backend=new,
-        destructive_backend=new,
-        attach_backend=attach,
-        destroy_environment=destroy,
-        # Boxes live in per-process BoxLite homes under the run's directory: the run's end stops every
-        # process working there (the VM engines included) and removes the directory, disks and all.
-        event_loops=('asyncio',),  # the BoxLite SDK returns asyncio futures
+    # Boxes live in per-process BoxLite homes under the run's directory: the run's end stops every process working
+    # there (the VM engines included) and removes the directory, disks and all. The SDK returns asyncio futures.
+    return _new_vm_each_time(
+        _BOXLITE,
+        f"pydantic-ai-harness's BoxLiteSandboxBackend, a local BoxLite micro-VM from {source}",
+        new,
+        attach,
+        destroy,
     )
 
 
@@ -181,44 +201,41 @@ def _smol(options: Mapping[str, str], run_id: str) -> Target:
         anyio.run(destroy_all)
 
     source = f'image {options["image"]}' if 'image' in options else "smolvm's bundled Alpine"
-    return Target(
-        name='smol',
-        description=f"pydantic-ai-harness's SmolSandboxBackend, a local smolvm micro-VM from {source}",
-        backend=new,
-        fresh_backend=new,
-        destructive_backend=new,
-        attach_backend=lambda _, ref: capability.backend(ref),
-        destroy_environment=destroy,
-        cleanup=cleanup,
-        event_loops=('asyncio',),  # the smol SDK's calls run on asyncio threads
-    )
+    # The smol SDK's calls run on asyncio threads.
+    description = f"pydantic-ai-harness's SmolSandboxBackend, a local smolvm micro-VM from {source}"
+    return _new_vm_each_time(_SMOL, description, new, lambda _, ref: capability.backend(ref), destroy, cleanup=cleanup)
 
 
 _WORKING_DIR = TargetOption('working-dir', 'absolute working directory in the VM (default /workspace)')
 
-BOXLITE = NamedTarget(
-    name='boxlite',
-    description="pydantic-ai-harness's BoxLiteSandboxBackend, a BoxLite micro-VM on this machine (needs KVM)",
-    build=_boxlite,
-    missing=lambda options: _missing(_BOXLITE),
-    options=(
-        TargetOption('rootfs', 'local OCI image layout for new boxes (a directory with oci-layout and index.json)'),
-        TargetOption('image', "registry image for new boxes, pulled (default: BoxLite's Alpine)"),
-        _WORKING_DIR,
-    ),
-    extra='harness',
+
+def _micro_vm_target(
+    vm: _MicroVM, description: str, build: Callable[[Mapping[str, str], str], Target], *options: TargetOption
+) -> NamedTarget:
+    """A harness micro-VM target named after `vm`: missing while `vm` cannot boot here, and taking `--working-dir`."""
+    return NamedTarget(
+        name=vm.name,
+        description=description,
+        build=build,
+        missing=lambda _: _missing(vm),
+        options=(*options, _WORKING_DIR),
+        extra='harness',
+    )
+
+
+BOXLITE = _micro_vm_target(
+    _BOXLITE,
+    "pydantic-ai-harness's BoxLiteSandboxBackend, a BoxLite micro-VM on this machine (needs KVM)",
+    _boxlite,
+    TargetOption('rootfs', 'local OCI image layout for new boxes (a directory with oci-layout and index.json)'),
+    TargetOption('image', "registry image for new boxes, pulled (default: BoxLite's Alpine)"),
 )
 
-SMOL = NamedTarget(
-    name='smol',
-    description="pydantic-ai-harness's SmolSandboxBackend, a smolvm micro-VM on this machine (needs KVM)",
-    build=_smol,
-    missing=lambda options: _missing(_SMOL),
-    options=(
-        TargetOption('image', "registry image for new VMs, pulled (default: smolvm's bundled Alpine, no pull)"),
-        _WORKING_DIR,
-    ),
-    extra='harness',
+SMOL = _micro_vm_target(
+    _SMOL,
+    "pydantic-ai-harness's SmolSandboxBackend, a smolvm micro-VM on this machine (needs KVM)",
+    _smol,
+    TargetOption('image', "registry image for new VMs, pulled (default: smolvm's bundled Alpine, no pull)"),
 )
 
 

@@ -25,10 +25,14 @@ from pydantic_ai.workspaces import (
 
 from workspace_conformance.doubles.forwarding import RunCall
 
-from ..registry import mutant, on_shared_dir
+from ..registry import breaks
 from ._shared import HandRolled, InterceptsRun, RewritesCommands, RewritesResults, _blocking, _command_env, _drain
 
 
+@breaks(
+    kills=['command_form_must_match_shell'],
+    bug='run() guesses the form: a string without shell=True goes through the shell, an argv with it is joined.',
+)
 class GuessesTheCommandForm(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         if isinstance(call.command, str):
@@ -38,30 +42,22 @@ class GuessesTheCommandForm(InterceptsRun):
         return await self._forward(call)
 
 
-mutant(
-    name='guesses_the_command_form',
+@breaks(
     kills=['command_form_must_match_shell'],
-    bug='run() guesses the form: a string without shell=True goes through the shell, an argv with it is joined.',
-    backend=on_shared_dir(GuessesTheCommandForm),
+    bug='run() accepts an argv sequence with shell=True by quoting it into one shell string instead of refusing it.',
 )
-
-
-class JoinsArgvWithShell(RewritesCommands):
+class JoinsArgvGivenWithShell(RewritesCommands):
     def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if shell and not isinstance(command, str):
             command = shlex.join(command)
         return command
 
 
-mutant(
-    name='joins_argv_given_with_shell',
-    kills=['command_form_must_match_shell'],
-    bug='run() accepts an argv sequence with shell=True by quoting it into one shell string instead of refusing it.',
-    backend=on_shared_dir(JoinsArgvWithShell),
+@breaks(
+    kills=['stdin_is_at_eof'],
+    bug="run() leaves the command's stdin connected to a channel that still holds a stray line (a login banner).",
 )
-
-
-class FeedsAStrayLine(RewritesCommands):
+class FeedsAStrayLineToStdin(RewritesCommands):
     def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if isinstance(command, str):
             command = f'printf "unexpected\\n" | sh -c {shlex.quote(command)}'
@@ -70,14 +66,10 @@ class FeedsAStrayLine(RewritesCommands):
         return command
 
 
-mutant(
-    name='feeds_a_stray_line_to_stdin',
-    kills=['stdin_is_at_eof'],
-    bug="run() leaves the command's stdin connected to a channel that still holds a stray line (a login banner).",
-    backend=on_shared_dir(FeedsAStrayLine),
+@breaks(
+    kills=['undecodable_command_bytes_are_replaced'],
+    bug="Command output is decoded with errors='ignore', silently dropping bytes that are not UTF-8.",
 )
-
-
 class DropsUndecodableBytes(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         # What decoding with errors='ignore' gives: the undecodable bytes vanish instead of becoming U+FFFD.
@@ -86,53 +78,39 @@ class DropsUndecodableBytes(RewritesResults):
         )
 
 
-mutant(
-    name='drops_undecodable_bytes',
-    kills=['undecodable_command_bytes_are_replaced'],
-    bug="Command output is decoded with errors='ignore', silently dropping bytes that are not UTF-8.",
-    backend=on_shared_dir(DropsUndecodableBytes),
+@breaks(
+    name='truncates_stdout_at_64k',
+    kills=['command_output_is_complete'],
+    bug="stdout is cut at the provider's 64 KiB message size and returned as a successful result.",
 )
-
-
 class TruncatesStdout(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stdout=result.stdout[: 64 * 1024])
 
 
-mutant(
-    name='truncates_stdout_at_64k',
+@breaks(
+    name='truncates_stderr_at_64k',
     kills=['command_output_is_complete'],
-    bug="stdout is cut at the provider's 64 KiB message size and returned as a successful result.",
-    backend=on_shared_dir(TruncatesStdout),
+    bug='stderr is kept in a 64 KiB ring buffer for diagnostics only, so a long stderr comes back cut.',
 )
-
-
 class TruncatesStderr(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stderr=result.stderr[: 64 * 1024])
 
 
-mutant(
-    name='truncates_stderr_at_64k',
-    kills=['command_output_is_complete'],
-    bug='stderr is kept in a 64 KiB ring buffer for diagnostics only, so a long stderr comes back cut.',
-    backend=on_shared_dir(TruncatesStderr),
+@breaks(
+    kills=['result_reports_exit_code_stdout_and_stderr'],
+    bug='Commands run on a pty-like channel that merges stderr into stdout, so stderr always comes back empty.',
 )
-
-
 class MergesStderrIntoStdout(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stdout=result.stdout + result.stderr, stderr='')
 
 
-mutant(
-    name='merges_stderr_into_stdout',
+@breaks(
     kills=['result_reports_exit_code_stdout_and_stderr'],
-    bug='Commands run on a pty-like channel that merges stderr into stdout, so stderr always comes back empty.',
-    backend=on_shared_dir(MergesStderrIntoStdout),
+    bug='run() treats a non-zero exit as a failure (check=True) and raises instead of returning the result.',
 )
-
-
 class RaisesOnNonZeroExit(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         if result.exit_code != 0:
@@ -140,14 +118,10 @@ class RaisesOnNonZeroExit(RewritesResults):
         return result
 
 
-mutant(
-    name='raises_on_non_zero_exit',
-    kills=['result_reports_exit_code_stdout_and_stderr'],
-    bug='run() treats a non-zero exit as a failure (check=True) and raises instead of returning the result.',
-    backend=on_shared_dir(RaisesOnNonZeroExit),
+@breaks(
+    kills=['a_missing_program_exits_127'],
+    bug="The spawn's FileNotFoundError for a missing argv program escapes run() instead of becoming exit 127.",
 )
-
-
 class RaisesForAMissingProgram(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         command = call.command
@@ -159,14 +133,10 @@ class RaisesForAMissingProgram(InterceptsRun):
         return await self._forward(call)
 
 
-mutant(
-    name='raises_for_a_missing_program',
-    kills=['a_missing_program_exits_127'],
-    bug="The spawn's FileNotFoundError for a missing argv program escapes run() instead of becoming exit 127.",
-    backend=on_shared_dir(RaisesForAMissingProgram),
+@breaks(
+    kills=['argv_items_are_literal'],
+    bug="An argv is sent to the provider's exec API as ' '.join(argv), so the remote shell splits and expands it.",
 )
-
-
 class JoinsArgvUnquoted(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         if not isinstance(call.command, str):
@@ -174,14 +144,10 @@ class JoinsArgvUnquoted(InterceptsRun):
         return await self._forward(call)
 
 
-mutant(
-    name='joins_argv_unquoted',
-    kills=['argv_items_are_literal'],
-    bug="An argv is sent to the provider's exec API as ' '.join(argv), so the remote shell splits and expands it.",
-    backend=on_shared_dir(JoinsArgvUnquoted),
+@breaks(
+    kills=['run_starts_in_cwd'],
+    bug="A line-oriented exec channel runs only a shell string's last line, dropping Workspace.run's `cd` prefix.",
 )
-
-
 class RunsOnlyTheLastLine(RewritesCommands):
     def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if isinstance(command, str) and '\n' in command:
@@ -189,14 +155,10 @@ class RunsOnlyTheLastLine(RewritesCommands):
         return command
 
 
-mutant(
-    name='runs_only_the_last_line',
-    kills=['run_starts_in_cwd'],
-    bug="A line-oriented exec channel runs only a shell string's last line, dropping Workspace.run's `cd` prefix.",
-    backend=on_shared_dir(RunsOnlyTheLastLine),
+@breaks(
+    kills=['timeout_raises_workspace_timeout_error'],
+    bug='A timed-out command is reported like `timeout(1)` does, as exit code 124, instead of raising.',
 )
-
-
 class TimeoutIsAnExitCode(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         try:
@@ -205,54 +167,35 @@ class TimeoutIsAnExitCode(InterceptsRun):
             return CommandResult(exit_code=124, stdout=error.stdout, stderr=error.stderr)
 
 
-mutant(
-    name='timeout_is_an_exit_code',
-    kills=['timeout_raises_workspace_timeout_error'],
-    bug='A timed-out command is reported like `timeout(1)` does, as exit code 124, instead of raising.',
-    backend=on_shared_dir(TimeoutIsAnExitCode),
-)
-
-
+@breaks(kills=['env_is_added'], bug='run() accepts env= but never passes it to the process it starts.')
 class IgnoresEnv(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         return await self._forward(dataclasses.replace(call, env=None))
 
 
-mutant(
-    name='ignores_env',
-    kills=['env_is_added'],
-    bug='run() accepts env= but never passes it to the process it starts.',
-    backend=on_shared_dir(IgnoresEnv),
+@breaks(
+    kills=['env_layers_over_the_backend_environment'],
+    bug="env= is passed as the process's whole environment (Popen(env=env)), dropping PATH and the backend's own.",
 )
-
-
-class ReplacesTheEnvironment(HandRolled):
+class EnvReplacesTheEnvironment(HandRolled):
     def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
         return dict(env) if env else _command_env(None)
 
 
-mutant(
-    name='env_replaces_the_environment',
-    kills=['env_layers_over_the_backend_environment'],
-    bug="env= is passed as the process's whole environment (Popen(env=env)), dropping PATH and the backend's own.",
-    backend=on_shared_dir(ReplacesTheEnvironment),
+@breaks(
+    kills=['env_overrides_the_backend_variable_of_the_same_name'],
+    bug="The backend's own variables are merged over env= ({**env, **own}), so the caller cannot override one.",
 )
-
-
 class BackendEnvironmentWins(HandRolled):
     def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
         return dict(env or {}) | _command_env(None)
 
 
-mutant(
-    name='backend_environment_wins',
-    kills=['env_overrides_the_backend_variable_of_the_same_name'],
-    bug="The backend's own variables are merged over env= ({**env, **own}), so the caller cannot override one.",
-    backend=on_shared_dir(BackendEnvironmentWins),
+@breaks(
+    kills=['env_does_not_leak_into_later_commands'],
+    bug="run() does self.env.update(env), so one call's variables stay set for every later command.",
 )
-
-
-class StickyEnvironment(InterceptsRun):
+class EnvSticksToTheBackend(InterceptsRun):
     def __init__(self, working_dir: str | Path) -> None:
         super().__init__(working_dir)
         self._sticky: dict[str, str] = {}
@@ -262,14 +205,10 @@ class StickyEnvironment(InterceptsRun):
         return await self._forward(dataclasses.replace(call, env=self._sticky))
 
 
-mutant(
-    name='env_sticks_to_the_backend',
-    kills=['env_does_not_leak_into_later_commands'],
-    bug="run() does self.env.update(env), so one call's variables stay set for every later command.",
-    backend=on_shared_dir(StickyEnvironment),
+@breaks(
+    kills=['env_values_arrive_byte_exact'],
+    bug='env= travels as a line-based env file (like `docker --env-file`): values lose all but their first line.',
 )
-
-
 class EnvThroughAnEnvFile(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         # What a line-based KEY=VALUE env file carries: one line per variable, and no empty values.
@@ -280,41 +219,29 @@ class EnvThroughAnEnvFile(InterceptsRun):
         return await self._forward(call)
 
 
-mutant(
-    name='env_through_an_env_file',
-    kills=['env_values_arrive_byte_exact'],
-    bug='env= travels as a line-based env file (like `docker --env-file`): values lose all but their first line.',
-    backend=on_shared_dir(EnvThroughAnEnvFile),
+@breaks(
+    kills=['exit_codes_0_to_255_round_trip'],
+    bug="The provider's API carries the exit status as a signed byte, so 128 to 255 come back negative.",
 )
-
-
-class SignedByteExitCode(RewritesResults):
+class ExitCodeAsASignedByte(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         code = result.exit_code
         return dataclasses.replace(result, exit_code=code - 256 if code > 127 else code)
 
 
-mutant(
-    name='exit_code_as_a_signed_byte',
-    kills=['exit_codes_0_to_255_round_trip'],
-    bug="The provider's API carries the exit status as a signed byte, so 128 to 255 come back negative.",
-    backend=on_shared_dir(SignedByteExitCode),
+@breaks(
+    kills=['death_by_signal_is_exit_code_128_plus_n'],
+    bug="A signal death is reported as Popen's returncode -N instead of the shell's 128 + N.",
 )
-
-
-class ReportsTheRawReturnCode(HandRolled):
+class SignalDeathIsANegativeCode(HandRolled):
     def _exit_code(self, returncode: int) -> int:
         return returncode
 
 
-mutant(
-    name='signal_death_is_a_negative_code',
-    kills=['death_by_signal_is_exit_code_128_plus_n'],
-    bug="A signal death is reported as Popen's returncode -N instead of the shell's 128 + N.",
-    backend=on_shared_dir(ReportsTheRawReturnCode),
+@breaks(
+    kills=['a_non_executable_program_exits_126'],
+    bug="The spawn's PermissionError for an argv program without execute permission escapes instead of exit 126.",
 )
-
-
 class RaisesForANonExecutableProgram(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         if not isinstance(call.command, str) and call.command and os.path.isabs(call.command[0]):
@@ -325,15 +252,11 @@ class RaisesForANonExecutableProgram(InterceptsRun):
         return await self._forward(call)
 
 
-mutant(
-    name='raises_for_a_non_executable_program',
-    kills=['a_non_executable_program_exits_126'],
-    bug="The spawn's PermissionError for an argv program without execute permission escapes instead of exit 126.",
-    backend=on_shared_dir(RaisesForANonExecutableProgram),
+@breaks(
+    kills=['timeout_error_carries_partial_output'],
+    bug='A timeout raises WorkspaceTimeoutError without the output read so far, which the backend throws away.',
 )
-
-
-class TimeoutDropsOutput(InterceptsRun):
+class TimeoutDropsPartialOutput(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         try:
             return await self._forward(call)
@@ -341,14 +264,10 @@ class TimeoutDropsOutput(InterceptsRun):
             raise WorkspaceTimeoutError(str(error)) from error
 
 
-mutant(
-    name='timeout_drops_partial_output',
-    kills=['timeout_error_carries_partial_output'],
-    bug='A timeout raises WorkspaceTimeoutError without the output read so far, which the backend throws away.',
-    backend=on_shared_dir(TimeoutDropsOutput),
+@breaks(
+    kills=['invalid_timeouts_raise_value_error'],
+    bug='A timeout of 0, a negative one, NaN or infinity silently means "no timeout", and a string is converted.',
 )
-
-
 class AcceptsAnyTimeout(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         # `if timeout:` style handling: anything that is not a usable positive number means "no timeout".
@@ -358,29 +277,21 @@ class AcceptsAnyTimeout(InterceptsRun):
         return await self._forward(dataclasses.replace(call, timeout=value))
 
 
-mutant(
-    name='accepts_any_timeout',
-    kills=['invalid_timeouts_raise_value_error'],
-    bug='A timeout of 0, a negative one, NaN or infinity silently means "no timeout", and a string is converted.',
-    backend=on_shared_dir(AcceptsAnyTimeout),
+@breaks(
+    kills=['an_unreached_timeout_returns_the_result'],
+    bug='timeout= is handed to a provider field that counts milliseconds, so a 30 s timeout fires after 30 ms.',
 )
-
-
 class TimeoutInMilliseconds(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         timeout = None if call.timeout is None else call.timeout / 1000
         return await self._forward(dataclasses.replace(call, timeout=timeout))
 
 
-mutant(
-    name='timeout_in_milliseconds',
-    kills=['an_unreached_timeout_returns_the_result'],
-    bug='timeout= is handed to a provider field that counts milliseconds, so a 30 s timeout fires after 30 ms.',
-    backend=on_shared_dir(TimeoutInMilliseconds),
+@breaks(
+    kills=['output_past_a_cap_is_complete_or_an_output_limit_error'],
+    bug="Output past the backend's cap is cut to what was kept and returned as a successful result.",
 )
-
-
-class CapTruncatesSilently(InterceptsRun):
+class OutputCapTruncatesSilently(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         try:
             return await self._forward(call)
@@ -388,15 +299,11 @@ class CapTruncatesSilently(InterceptsRun):
             return CommandResult(exit_code=0, stdout=error.stdout, stderr=error.stderr)
 
 
-mutant(
-    name='output_cap_truncates_silently',
-    kills=['output_past_a_cap_is_complete_or_an_output_limit_error'],
-    bug="Output past the backend's cap is cut to what was kept and returned as a successful result.",
-    backend=on_shared_dir(CapTruncatesSilently),
+@breaks(
+    kills=['line_endings_and_tabs_are_preserved'],
+    bug='Output is decoded in text mode with universal newlines, turning CR LF and lone CR into LF.',
 )
-
-
-class UniversalNewlines(RewritesResults):
+class OutputInUniversalNewlinesMode(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
 
         def universal(text: str) -> str:
@@ -405,15 +312,11 @@ class UniversalNewlines(RewritesResults):
         return dataclasses.replace(result, stdout=universal(result.stdout), stderr=universal(result.stderr))
 
 
-mutant(
-    name='output_in_universal_newlines_mode',
-    kills=['line_endings_and_tabs_are_preserved'],
-    bug='Output is decoded in text mode with universal newlines, turning CR LF and lone CR into LF.',
-    backend=on_shared_dir(UniversalNewlines),
+@breaks(
+    kills=['non_ascii_output_round_trips'],
+    bug="Output bytes are decoded with the host's latin-1 locale, so UTF-8 text comes back as mojibake.",
 )
-
-
-class DecodesAsLatin1(RewritesResults):
+class OutputDecodedAsLatin1(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
 
         def latin1(text: str) -> str:
@@ -422,56 +325,40 @@ class DecodesAsLatin1(RewritesResults):
         return dataclasses.replace(result, stdout=latin1(result.stdout), stderr=latin1(result.stderr))
 
 
-mutant(
-    name='output_decoded_as_latin1',
-    kills=['non_ascii_output_round_trips'],
-    bug="Output bytes are decoded with the host's latin-1 locale, so UTF-8 text comes back as mojibake.",
-    backend=on_shared_dir(DecodesAsLatin1),
+@breaks(
+    kills=['output_whitespace_is_not_trimmed'],
+    bug='stdout and stderr are .strip()ped for tidier tool output, losing leading and trailing whitespace.',
 )
-
-
-class StripsOutput(RewritesResults):
+class OutputIsStripped(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stdout=result.stdout.strip(), stderr=result.stderr.strip())
 
 
-mutant(
-    name='output_is_stripped',
-    kills=['output_whitespace_is_not_trimmed'],
-    bug='stdout and stderr are .strip()ped for tidier tool output, losing leading and trailing whitespace.',
-    backend=on_shared_dir(StripsOutput),
+@breaks(
+    kills=['nul_bytes_in_output_are_kept'],
+    bug='Output passes through a C string in the agent, so it ends at the first NUL byte.',
 )
-
-
 class OutputAsCStrings(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return dataclasses.replace(result, stdout=result.stdout.split('\x00')[0], stderr=result.stderr.split('\x00')[0])
 
 
-mutant(
-    name='output_as_c_strings',
-    kills=['nul_bytes_in_output_are_kept'],
-    bug='Output passes through a C string in the agent, so it ends at the first NUL byte.',
-    backend=on_shared_dir(OutputAsCStrings),
+@breaks(
+    kills=['non_ascii_argv_items_are_literal'],
+    bug="argv items are encoded as ASCII with replacement for the provider's exec request, so non-ASCII becomes '?'.",
 )
-
-
-class AsciiArgv(RewritesCommands):
+class ArgvThroughAnAsciiChannel(RewritesCommands):
     def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if not isinstance(command, str):
             command = [item.encode('ascii', errors='replace').decode('ascii') for item in command]
         return command
 
 
-mutant(
-    name='argv_through_an_ascii_channel',
-    kills=['non_ascii_argv_items_are_literal'],
-    bug="argv items are encoded as ASCII with replacement for the provider's exec request, so non-ASCII becomes '?'.",
-    backend=on_shared_dir(AsciiArgv),
+@breaks(
+    kills=['stdout_and_stderr_stay_apart'],
+    bug='Commands run on a pty, which carries stderr interleaved into stdout and leaves stderr empty.',
 )
-
-
-class MergesStreamsAtTheSource(RewritesCommands):
+class StreamsMergedOnAPty(RewritesCommands):
     def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         # A pty has one output channel: whatever the command writes to stderr arrives on stdout, in order.
         if isinstance(command, str):
@@ -481,27 +368,19 @@ class MergesStreamsAtTheSource(RewritesCommands):
         return command
 
 
-mutant(
-    name='streams_merged_on_a_pty',
-    kills=['stdout_and_stderr_stay_apart'],
-    bug='Commands run on a pty, which carries stderr interleaved into stdout and leaves stderr empty.',
-    backend=on_shared_dir(MergesStreamsAtTheSource),
+@breaks(
+    kills=['stderr_alone_is_returned'],
+    bug="stderr is only attached to failed commands (as the provider's error message), so a success drops it.",
 )
-
-
 class StderrOnlyOnFailure(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return result if result.exit_code else dataclasses.replace(result, stderr='')
 
 
-mutant(
-    name='stderr_only_on_failure',
-    kills=['stderr_alone_is_returned'],
-    bug="stderr is only attached to failed commands (as the provider's error message), so a success drops it.",
-    backend=on_shared_dir(StderrOnlyOnFailure),
+@breaks(
+    kills=['output_after_stdout_closes_is_kept'],
+    bug='Output collection ends when stdout reaches end of file, dropping stderr the command writes afterwards.',
 )
-
-
 class StopsReadingAtStdoutEof(HandRolled):
     async def _collect(self, process: anyio.abc.Process, stdout: bytearray, stderr: bytearray) -> int:
         async with anyio.create_task_group() as group:
@@ -511,15 +390,11 @@ class StopsReadingAtStdoutEof(HandRolled):
         return await process.wait()
 
 
-mutant(
-    name='stops_reading_at_stdout_eof',
-    kills=['output_after_stdout_closes_is_kept'],
-    bug='Output collection ends when stdout reaches end of file, dropping stderr the command writes afterwards.',
-    backend=on_shared_dir(StopsReadingAtStdoutEof),
+@breaks(
+    kills=['concurrent_commands_keep_their_own_output'],
+    bug="All commands share one session whose output is read from a command's start to its end, others' included.",
 )
-
-
-class SharesOneTranscript(InterceptsRun):
+class CommandsShareOneTranscript(InterceptsRun):
     def __init__(self, working_dir: str | Path) -> None:
         super().__init__(working_dir)
         self._transcript: list[str] = []
@@ -532,98 +407,66 @@ class SharesOneTranscript(InterceptsRun):
         return dataclasses.replace(result, stdout=''.join(self._transcript[start:]))
 
 
-mutant(
-    name='commands_share_one_transcript',
-    kills=['concurrent_commands_keep_their_own_output'],
-    bug="All commands share one session whose output is read from a command's start to its end, others' included.",
-    backend=on_shared_dir(SharesOneTranscript),
+@breaks(
+    kills=['result_fields_have_the_declared_types'],
+    bug="stdout and stderr are returned as the provider's raw bytes, never decoded to str.",
 )
-
-
-class ReturnsRawBytes(RewritesResults):
+class ReturnsRawOutputBytes(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         raw: Any = (result.stdout.encode(), result.stderr.encode())
         return dataclasses.replace(result, stdout=raw[0], stderr=raw[1])
 
 
-mutant(
-    name='returns_raw_output_bytes',
+@breaks(
     kills=['result_fields_have_the_declared_types'],
-    bug="stdout and stderr are returned as the provider's raw bytes, never decoded to str.",
-    backend=on_shared_dir(ReturnsRawBytes),
+    bug="exit_code is filled from the provider's boolean `failed` field, so it is True or False.",
 )
-
-
-class ExitCodeAsAFlag(RewritesResults):
+class ExitCodeAsAFailureFlag(RewritesResults):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         flag: Any = result.exit_code != 0
         return dataclasses.replace(result, exit_code=flag)
 
 
-mutant(
-    name='exit_code_as_a_failure_flag',
-    kills=['result_fields_have_the_declared_types'],
-    bug="exit_code is filled from the provider's boolean `failed` field, so it is True or False.",
-    backend=on_shared_dir(ExitCodeAsAFlag),
+@breaks(
+    kills=['shell_strings_are_interpreted_by_a_posix_shell'],
+    bug='A shell string is shlex.split and exec-ed directly, so pipes, `&&`, variables and globs are literal words.',
 )
-
-
-class SplitsShellStrings(InterceptsRun):
+class ShellStringsSplitWithoutAShell(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         if isinstance(call.command, str) and call.shell:
             call = dataclasses.replace(call, command=shlex.split(call.command), shell=False)
         return await self._forward(call)
 
 
-mutant(
-    name='shell_strings_split_without_a_shell',
-    kills=['shell_strings_are_interpreted_by_a_posix_shell'],
-    bug='A shell string is shlex.split and exec-ed directly, so pipes, `&&`, variables and globs are literal words.',
-    backend=on_shared_dir(SplitsShellStrings),
+@breaks(
+    kills=['shell_strings_start_in_the_working_dir'],
+    bug='Shell strings run in a login shell (`bash -lc`), which starts in $HOME instead of the working directory.',
 )
-
-
-class LoginShell(RewritesCommands):
+class ShellStringsStartAtHome(RewritesCommands):
     def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if isinstance(command, str) and shell:
             command = f'cd "${{HOME:-/}}" 2>/dev/null || cd /\n{command}'
         return command
 
 
-mutant(
-    name='shell_strings_start_at_home',
-    kills=['shell_strings_start_in_the_working_dir'],
-    bug='Shell strings run in a login shell (`bash -lc`), which starts in $HOME instead of the working directory.',
-    backend=on_shared_dir(LoginShell),
+@breaks(
+    kills=['shell_strings_run_with_default_shell_options'],
+    bug='Shell strings run as `bash -euo pipefail -c`, so a failing command stops the script and pipelines fail early.',
 )
-
-
-class StrictModeShell(InterceptsRun):
+class ShellStringsInStrictMode(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         if isinstance(call.command, str) and call.shell:
             call = dataclasses.replace(call, command=['bash', '-euo', 'pipefail', '-c', call.command], shell=False)
         return await self._forward(call)
 
 
-mutant(
-    name='shell_strings_in_strict_mode',
-    kills=['shell_strings_run_with_default_shell_options'],
-    bug='Shell strings run as `bash -euo pipefail -c`, so a failing command stops the script and pipelines fail early.',
-    backend=on_shared_dir(StrictModeShell),
+@breaks(
+    kills=['a_relative_argv_program_resolves_in_the_working_dir'],
+    bug="A relative argv program is made absolute against the client's directory, not the command's working dir.",
 )
-
-
-class ResolvesProgramsOnTheHost(RewritesCommands):
+class RelativeProgramsResolvedOnTheHost(RewritesCommands):
     def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         if not isinstance(command, str) and command and '/' in command[0]:
             # Made absolute against the client's own directory before the command is sent.
             command = [os.path.abspath(command[0]), *command[1:]]
         return command
-
-
-mutant(
-    name='relative_programs_resolved_on_the_host',
-    kills=['a_relative_argv_program_resolves_in_the_working_dir'],
-    bug="A relative argv program is made absolute against the client's directory, not the command's working dir.",
-    backend=on_shared_dir(ResolvesProgramsOnTheHost),
-)

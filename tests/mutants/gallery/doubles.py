@@ -11,17 +11,25 @@ from pydantic_ai.workspaces import FileEntry, WorkspaceBackend
 from workspace_conformance.doubles import InMemoryBackend, InMemoryProvider
 from workspace_conformance.doubles.provider import ProviderBackend
 
-from ..registry import memory_mutant, mutant
+from ..registry import breaks_in_memory, mutant
 
 
-class TextualDotDot(InMemoryBackend):
+@breaks_in_memory(
+    kills=['realpath_and_entries_follow_symlinks'],
+    bug='A filesystem-only backend normalizes `..` as text before resolving links, so `link/..` climbs from the link.',
+)
+class MemoryCollapsesDotdotAsText(InMemoryBackend):
     """Collapses `..` as text before following links, so `link/..` never climbs from the link's target."""
 
     async def realpath(self, path: str) -> str:
         return await super().realpath(posixpath.normpath(path))
 
 
-class ListingDropsLinks(InMemoryBackend):
+@breaks_in_memory(
+    kills=['symlink_loop_does_not_break_listing', 'realpath_and_entries_follow_symlinks'],
+    bug='A storage API that lists only files and directories hides every symlink, loops included.',
+)
+class MemoryListingDropsLinks(InMemoryBackend):
     """Lists only real files and directories: symlinks (and so loops) vanish from listings."""
 
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
@@ -31,7 +39,11 @@ class ListingDropsLinks(InMemoryBackend):
         return tuple(entry for entry in entries if type(kinds.get(entry.name)).__name__ != 'Symlink')
 
 
-class WriteReplacesLinks(InMemoryBackend):
+@breaks_in_memory(
+    kills=['writes_go_through_a_symlink'],
+    bug='An object-store backend writes by replacing whatever is at the path, so a symlink becomes a plain file.',
+)
+class MemoryWriteReplacesLinks(InMemoryBackend):
     """`write_bytes` to a symlink deletes the link and writes a new file in its place (an object store's put)."""
 
     async def write_bytes(self, path: str, data: bytes) -> None:
@@ -40,28 +52,6 @@ class WriteReplacesLinks(InMemoryBackend):
         if type(children.get(posixpath.basename(path))).__name__ == 'Symlink':
             del children[posixpath.basename(path)]
         await super().write_bytes(path, data)
-
-
-memory_mutant(
-    name='memory_collapses_dotdot_as_text',
-    kills=['realpath_and_entries_follow_symlinks'],
-    bug='A filesystem-only backend normalizes `..` as text before resolving links, so `link/..` climbs from the link.',
-    kind=TextualDotDot,
-)
-
-memory_mutant(
-    name='memory_listing_drops_links',
-    kills=['symlink_loop_does_not_break_listing', 'realpath_and_entries_follow_symlinks'],
-    bug='A storage API that lists only files and directories hides every symlink, loops included.',
-    kind=ListingDropsLinks,
-)
-
-memory_mutant(
-    name='memory_write_replaces_links',
-    kills=['writes_go_through_a_symlink'],
-    bug='An object-store backend writes by replacing whatever is at the path, so a symlink becomes a plain file.',
-    kind=WriteReplacesLinks,
-)
 
 
 class UnlockedProviderBackend(ProviderBackend):

@@ -22,38 +22,35 @@ from pydantic_ai.workspaces import FileEntry, LocalWorkspaceBackend, WorkspaceEr
 
 from workspace_conformance.doubles import InMemoryBackend
 
-from ..registry import memory_mutant, mutant, on_shared_dir
+from ..registry import breaks, breaks_in_memory, mutant
 from ._shared import _below, _blocking, _refuse_outside, _sacrificial_dir, _within
 
 MiB = 1024 * 1024
 
 
+@breaks(
+    name='reads_at_most_4mib',
+    kills=['large_file_round_trip'],
+    bug="read_bytes returns one response of the provider's file API, which holds at most 4 MiB.",
+)
 class ReadsAtMost4MiB(LocalWorkspaceBackend):
     async def read_bytes(self, path: str) -> bytes:
         return (await super().read_bytes(path))[: 4 * MiB]
 
 
-mutant(
-    name='reads_at_most_4mib',
-    kills=['large_file_round_trip'],
-    bug="read_bytes returns one response of the provider's file API, which holds at most 4 MiB.",
-    backend=on_shared_dir(ReadsAtMost4MiB),
+@breaks(
+    kills=['bytes_round_trip_and_write_creates_parents', 'large_file_round_trip'],
+    bug='write_bytes sends the data as UTF-8 text (a JSON string field), so bytes that are not UTF-8 are mangled.',
 )
-
-
 class WritesThroughATextChannel(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         await super().write_bytes(path, data.decode('utf-8', errors='replace').encode())
 
 
-mutant(
-    name='writes_through_a_text_channel',
-    kills=['bytes_round_trip_and_write_creates_parents', 'large_file_round_trip'],
-    bug='write_bytes sends the data as UTF-8 text (a JSON string field), so bytes that are not UTF-8 are mangled.',
-    backend=on_shared_dir(WritesThroughATextChannel),
+@breaks(
+    kills=['bytes_round_trip_and_write_creates_parents'],
+    bug='write_bytes opens with O_WRONLY|O_CREAT but no O_TRUNC, so a shorter rewrite keeps the old tail.',
 )
-
-
 class WriteDoesNotTruncate(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         def write() -> None:
@@ -69,15 +66,11 @@ class WriteDoesNotTruncate(LocalWorkspaceBackend):
         await _blocking(write)
 
 
-mutant(
-    name='write_does_not_truncate',
+@breaks(
     kills=['bytes_round_trip_and_write_creates_parents'],
-    bug='write_bytes opens with O_WRONLY|O_CREAT but no O_TRUNC, so a shorter rewrite keeps the old tail.',
-    backend=on_shared_dir(WriteDoesNotTruncate),
+    bug="write_bytes is a plain open(path, 'wb'), which fails when the parent directory does not exist yet.",
 )
-
-
-class WriteNeedsParents(LocalWorkspaceBackend):
+class WriteDoesNotCreateParents(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         def write() -> None:
             with open(path, 'wb') as file:
@@ -86,54 +79,38 @@ class WriteNeedsParents(LocalWorkspaceBackend):
         await _blocking(write)
 
 
-mutant(
-    name='write_does_not_create_parents',
-    kills=['bytes_round_trip_and_write_creates_parents'],
-    bug="write_bytes is a plain open(path, 'wb'), which fails when the parent directory does not exist yet.",
-    backend=on_shared_dir(WriteNeedsParents),
+@breaks(
+    kills=['exists'],
+    bug='exists() is implemented as a stat call, so a missing path raises FileNotFoundError instead of False.',
 )
-
-
-class ExistsRaisesForMissing(LocalWorkspaceBackend):
+class ExistsRaisesForAMissingPath(LocalWorkspaceBackend):
     async def exists(self, path: str) -> bool:
         await self.stat(path)
         return True
 
 
-mutant(
-    name='exists_raises_for_a_missing_path',
-    kills=['exists'],
-    bug='exists() is implemented as a stat call, so a missing path raises FileNotFoundError instead of False.',
-    backend=on_shared_dir(ExistsRaisesForMissing),
+@breaks(
+    kills=['stat_and_list_dir'],
+    bug="list_dir fills each entry's path with the bare name the provider's listing returns, not an absolute path.",
 )
-
-
 class ListsRelativePaths(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         return [dataclasses.replace(entry, path=entry.name) for entry in await super().list_dir(path)]
 
 
-mutant(
-    name='lists_relative_paths',
-    kills=['stat_and_list_dir'],
-    bug="list_dir fills each entry's path with the bare name the provider's listing returns, not an absolute path.",
-    backend=on_shared_dir(ListsRelativePaths),
+@breaks(
+    kills=['make_dir_creates_parents_and_is_idempotent'],
+    bug='make_dir is os.makedirs without exist_ok, so making an existing directory raises FileExistsError.',
 )
-
-
 class MakeDirIsNotIdempotent(LocalWorkspaceBackend):
     async def make_dir(self, path: str) -> None:
         await _blocking(os.makedirs, path)
 
 
-mutant(
-    name='make_dir_is_not_idempotent',
-    kills=['make_dir_creates_parents_and_is_idempotent'],
-    bug='make_dir is os.makedirs without exist_ok, so making an existing directory raises FileExistsError.',
-    backend=on_shared_dir(MakeDirIsNotIdempotent),
+@breaks(
+    kills=['commands_and_files_share_one_environment'],
+    bug='write_bytes lands in a client-side cache that read_bytes serves from and that is never flushed to disk.',
 )
-
-
 class WriteBackCache(LocalWorkspaceBackend):
     def __init__(self, working_dir: str | Path) -> None:
         super().__init__(working_dir)
@@ -148,29 +125,20 @@ class WriteBackCache(LocalWorkspaceBackend):
         return await super().read_bytes(path)
 
 
-mutant(
-    name='write_back_cache',
-    kills=['commands_and_files_share_one_environment'],
-    bug='write_bytes lands in a client-side cache that read_bytes serves from and that is never flushed to disk.',
-    backend=on_shared_dir(WriteBackCache),
+@breaks(
+    kills=['missing_paths_raise_file_not_found'], bug='remove() is `rm -rf`, which succeeds silently on a missing path.'
 )
-
-
 class RemoveOfMissingSucceeds(LocalWorkspaceBackend):
     async def remove(self, path: str) -> None:
         with suppress(FileNotFoundError):
             await super().remove(path)
 
 
-mutant(
-    name='remove_of_missing_succeeds',
+@breaks(
     kills=['missing_paths_raise_file_not_found'],
-    bug='remove() is `rm -rf`, which succeeds silently on a missing path.',
-    backend=on_shared_dir(RemoveOfMissingSucceeds),
+    bug="list_dir returns the provider's empty listing for a missing directory instead of raising FileNotFoundError.",
 )
-
-
-class ListingMissingIsEmpty(LocalWorkspaceBackend):
+class ListingAMissingDirIsEmpty(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         try:
             return await super().list_dir(path)
@@ -178,14 +146,10 @@ class ListingMissingIsEmpty(LocalWorkspaceBackend):
             return []
 
 
-mutant(
-    name='listing_a_missing_dir_is_empty',
-    kills=['missing_paths_raise_file_not_found'],
-    bug="list_dir returns the provider's empty listing for a missing directory instead of raising FileNotFoundError.",
-    backend=on_shared_dir(ListingMissingIsEmpty),
+@breaks(
+    kills=['reading_a_directory_raises_is_a_directory'],
+    bug="read_bytes of a directory returns b'' (an object store's empty 'folder' object) instead of raising.",
 )
-
-
 class ReadingADirectoryIsEmpty(LocalWorkspaceBackend):
     async def read_bytes(self, path: str) -> bytes:
         try:
@@ -194,14 +158,10 @@ class ReadingADirectoryIsEmpty(LocalWorkspaceBackend):
             return b''
 
 
-mutant(
-    name='reading_a_directory_is_empty',
-    kills=['reading_a_directory_raises_is_a_directory'],
-    bug="read_bytes of a directory returns b'' (an object store's empty 'folder' object) instead of raising.",
-    backend=on_shared_dir(ReadingADirectoryIsEmpty),
+@breaks(
+    kills=['listing_a_file_raises_not_a_directory'],
+    bug='list_dir of a file returns that one file, as `ls file` prints it, instead of raising NotADirectoryError.',
 )
-
-
 class ListingAFileListsIt(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         try:
@@ -210,14 +170,10 @@ class ListingAFileListsIt(LocalWorkspaceBackend):
             return [await self.stat(path)]
 
 
-mutant(
-    name='listing_a_file_lists_it',
-    kills=['listing_a_file_raises_not_a_directory'],
-    bug='list_dir of a file returns that one file, as `ls file` prints it, instead of raising NotADirectoryError.',
-    backend=on_shared_dir(ListingAFileListsIt),
+@breaks(
+    kills=['writing_to_a_directory_raises_is_a_directory'],
+    bug='write_bytes to a directory deletes the directory and writes a file in its place (`rm -rf` then upload).',
 )
-
-
 class WritingOverADirectoryReplacesIt(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         root = Path(await self.working_dir())
@@ -232,14 +188,10 @@ class WritingOverADirectoryReplacesIt(LocalWorkspaceBackend):
         await super().write_bytes(path, data)
 
 
-mutant(
-    name='writing_over_a_directory_replaces_it',
-    kills=['writing_to_a_directory_raises_is_a_directory'],
-    bug='write_bytes to a directory deletes the directory and writes a file in its place (`rm -rf` then upload).',
-    backend=on_shared_dir(WritingOverADirectoryReplacesIt),
+@breaks(
+    kills=['fifo_read_does_not_wait_for_writer'],
+    bug="read_bytes of a FIFO does a non-blocking read of the empty pipe and returns b'' instead of raising OSError.",
 )
-
-
 class FifoReadsEmpty(LocalWorkspaceBackend):
     async def read_bytes(self, path: str) -> bytes:
         def read_fifo() -> bytes | None:
@@ -259,14 +211,11 @@ class FifoReadsEmpty(LocalWorkspaceBackend):
         return await super().read_bytes(path) if data is None else data
 
 
-mutant(
-    name='fifo_reads_empty',
-    kills=['fifo_read_does_not_wait_for_writer'],
-    bug="read_bytes of a FIFO does a non-blocking read of the empty pipe and returns b'' instead of raising OSError.",
-    backend=on_shared_dir(FifoReadsEmpty),
+@breaks(
+    kills=['permission_denied_uses_builtin_error'],
+    bug="A permission denial is wrapped in the backend's generic WorkspaceError instead of raising PermissionError.",
+    unprivileged=True,
 )
-
-
 class PermissionIsAWorkspaceError(LocalWorkspaceBackend):
     async def read_bytes(self, path: str) -> bytes:
         try:
@@ -281,15 +230,10 @@ class PermissionIsAWorkspaceError(LocalWorkspaceBackend):
             raise WorkspaceError(f'cannot write {path}: {error}') from error
 
 
-mutant(
-    name='permission_is_a_workspace_error',
-    kills=['permission_denied_uses_builtin_error'],
-    bug="A permission denial is wrapped in the backend's generic WorkspaceError instead of raising PermissionError.",
-    backend=on_shared_dir(PermissionIsAWorkspaceError),
-    unprivileged=True,
+@breaks(
+    kills=['file_as_parent_raises_not_a_directory'],
+    bug='Writing below a regular file raises the FileExistsError of `mkdir -p` on the parent, not NotADirectoryError.',
 )
-
-
 class FileParentIsFileExists(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         # `mkdir -p` of the parent first: over a file it fails with EEXIST, which escapes as FileExistsError.
@@ -297,42 +241,26 @@ class FileParentIsFileExists(LocalWorkspaceBackend):
         await super().write_bytes(path, data)
 
 
-mutant(
-    name='file_parent_is_file_exists',
-    kills=['file_as_parent_raises_not_a_directory'],
-    bug='Writing below a regular file raises the FileExistsError of `mkdir -p` on the parent, not NotADirectoryError.',
-    backend=on_shared_dir(FileParentIsFileExists),
+@breaks(
+    kills=['making_a_directory_over_a_file_raises_file_exists'],
+    bug='make_dir treats every EEXIST as "already there" and succeeds even when the path is a regular file.',
 )
-
-
 class MakeDirOverAFileSucceeds(LocalWorkspaceBackend):
     async def make_dir(self, path: str) -> None:
         with suppress(FileExistsError):
             await super().make_dir(path)
 
 
-mutant(
-    name='make_dir_over_a_file_succeeds',
-    kills=['making_a_directory_over_a_file_raises_file_exists'],
-    bug='make_dir treats every EEXIST as "already there" and succeeds even when the path is a regular file.',
-    backend=on_shared_dir(MakeDirOverAFileSucceeds),
+@breaks(
+    kills=['remove_deletes_a_file_or_a_tree'],
+    bug='remove() deletes directories with rmdir, which fails on a directory that is not empty.',
 )
-
-
 class RemoveIsRmdir(LocalWorkspaceBackend):
     async def remove(self, path: str) -> None:
         if await _blocking(lambda: os.path.isdir(path) and not os.path.islink(path)):
             await _blocking(os.rmdir, path)
         else:
             await super().remove(path)
-
-
-mutant(
-    name='remove_is_rmdir',
-    kills=['remove_deletes_a_file_or_a_tree'],
-    bug='remove() deletes directories with rmdir, which fails on a directory that is not empty.',
-    backend=on_shared_dir(RemoveIsRmdir),
-)
 
 
 class RefusesOnlyTheWorkingDir(LocalWorkspaceBackend):
@@ -386,18 +314,14 @@ mutant(
 )
 
 
+@breaks(
+    kills=['empty_file_round_trip', 'zero_byte_write_creates_the_file'],
+    bug='write_bytes returns early on empty data (the upload API rejects empty bodies): no file, no truncation.',
+)
 class SkipsEmptyWrites(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         if data:
             await super().write_bytes(path, data)
-
-
-mutant(
-    name='skips_empty_writes',
-    kills=['empty_file_round_trip', 'zero_byte_write_creates_the_file'],
-    bug='write_bytes returns early on empty data (the upload API rejects empty bodies): no file, no truncation.',
-    backend=on_shared_dir(SkipsEmptyWrites),
-)
 
 
 def _as_folder_marker(entry: FileEntry) -> FileEntry:
@@ -406,6 +330,10 @@ def _as_folder_marker(entry: FileEntry) -> FileEntry:
     return entry
 
 
+@breaks(
+    kills=['zero_byte_write_creates_the_file'],
+    bug="An object-store backend takes every zero-byte object for a 'folder/' marker and reports it as a directory.",
+)
 class ZeroByteFilesAreFolderMarkers(LocalWorkspaceBackend):
     async def stat(self, path: str) -> FileEntry:
         return _as_folder_marker(await super().stat(path))
@@ -414,14 +342,10 @@ class ZeroByteFilesAreFolderMarkers(LocalWorkspaceBackend):
         return [_as_folder_marker(entry) for entry in await super().list_dir(path)]
 
 
-mutant(
-    name='zero_byte_files_are_folder_markers',
-    kills=['zero_byte_write_creates_the_file'],
-    bug="An object-store backend takes every zero-byte object for a 'folder/' marker and reports it as a directory.",
-    backend=on_shared_dir(ZeroByteFilesAreFolderMarkers),
+@breaks(
+    kills=['shorter_overwrite_truncates'],
+    bug="write_bytes opens an existing file with 'r+b' and writes over its start, so a shorter rewrite keeps the tail.",
 )
-
-
 class RewritesInPlace(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         def write() -> bool:
@@ -437,53 +361,37 @@ class RewritesInPlace(LocalWorkspaceBackend):
             await super().write_bytes(path, data)
 
 
-mutant(
-    name='rewrites_in_place',
-    kills=['shorter_overwrite_truncates'],
-    bug="write_bytes opens an existing file with 'r+b' and writes over its start, so a shorter rewrite keeps the tail.",
-    backend=on_shared_dir(RewritesInPlace),
+@breaks(
+    kills=['line_endings_and_nul_bytes_are_preserved'],
+    bug='Uploads go through a text-mode channel with universal newlines, turning CRLF and lone CR into LF.',
 )
-
-
 class TranslatesNewlines(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         await super().write_bytes(path, data.replace(b'\r\n', b'\n').replace(b'\r', b'\n'))
 
 
-mutant(
-    name='translates_newlines',
+@breaks(
     kills=['line_endings_and_nul_bytes_are_preserved'],
-    bug='Uploads go through a text-mode channel with universal newlines, turning CRLF and lone CR into LF.',
-    backend=on_shared_dir(TranslatesNewlines),
+    bug='The sandbox agent returns file contents as a C string, so a read ends at the first NUL byte.',
 )
-
-
 class StopsAtNul(LocalWorkspaceBackend):
     async def read_bytes(self, path: str) -> bytes:
         return (await super().read_bytes(path)).split(b'\x00', 1)[0]
 
 
-mutant(
-    name='stops_at_nul',
-    kills=['line_endings_and_nul_bytes_are_preserved'],
-    bug='The sandbox agent returns file contents as a C string, so a read ends at the first NUL byte.',
-    backend=on_shared_dir(StopsAtNul),
+@breaks(
+    kills=['invalid_utf8_bytes_are_preserved'],
+    bug='read_bytes gets the contents as a JSON string field, so bytes that are not UTF-8 come back as U+FFFD.',
 )
-
-
 class ReadsThroughATextChannel(LocalWorkspaceBackend):
     async def read_bytes(self, path: str) -> bytes:
         return (await super().read_bytes(path)).decode('utf-8', errors='replace').encode()
 
 
-mutant(
-    name='reads_through_a_text_channel',
-    kills=['invalid_utf8_bytes_are_preserved'],
-    bug='read_bytes gets the contents as a JSON string field, so bytes that are not UTF-8 come back as U+FFFD.',
-    backend=on_shared_dir(ReadsThroughATextChannel),
+@breaks(
+    kills=['read_bytes_returns_bytes'],
+    bug='read_bytes assembles paged chunks in a bytearray and returns that buffer instead of bytes.',
 )
-
-
 class ReadsIntoABytearray(LocalWorkspaceBackend):
     async def read_bytes(self, path: str) -> bytes:
         chunks = bytearray()
@@ -491,14 +399,10 @@ class ReadsIntoABytearray(LocalWorkspaceBackend):
         return chunks  # type: ignore[return-value]  # the bug
 
 
-mutant(
-    name='reads_into_a_bytearray',
-    kills=['read_bytes_returns_bytes'],
-    bug='read_bytes assembles paged chunks in a bytearray and returns that buffer instead of bytes.',
-    backend=on_shared_dir(ReadsIntoABytearray),
+@breaks(
+    kills=['stat_returns_a_file_entry_with_exact_types'],
+    bug="stat passes the provider's JSON number through unconverted, so every size arrives as a float.",
 )
-
-
 class StatSizeIsAFloat(LocalWorkspaceBackend):
     async def stat(self, path: str) -> FileEntry:
         entry = await super().stat(path)
@@ -506,14 +410,10 @@ class StatSizeIsAFloat(LocalWorkspaceBackend):
         return dataclasses.replace(entry, size=size)  # type: ignore[arg-type]  # the bug
 
 
-mutant(
-    name='stat_size_is_a_float',
-    kills=['stat_returns_a_file_entry_with_exact_types'],
-    bug="stat passes the provider's JSON number through unconverted, so every size arrives as a float.",
-    backend=on_shared_dir(StatSizeIsAFloat),
+@breaks(
+    kills=['list_dir_returns_entries_under_the_directory'],
+    bug="list_dir returns a generator over the provider's pages instead of a sequence, so it can be walked only once.",
 )
-
-
 class ListsLazily(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         entries = await super().list_dir(path)
@@ -524,14 +424,10 @@ class ListsLazily(LocalWorkspaceBackend):
         return pages()  # type: ignore[return-value]  # the bug
 
 
-mutant(
-    name='lists_lazily',
+@breaks(
     kills=['list_dir_returns_entries_under_the_directory'],
-    bug="list_dir returns a generator over the provider's pages instead of a sequence, so it can be walked only once.",
-    backend=on_shared_dir(ListsLazily),
+    bug='list_dir reports the disk space each file uses (st_blocks * 512, as `du` does), not its length in bytes.',
 )
-
-
 class SizesInBlocks(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         entries = []
@@ -543,14 +439,10 @@ class SizesInBlocks(LocalWorkspaceBackend):
         return entries
 
 
-mutant(
-    name='sizes_in_blocks',
-    kills=['list_dir_returns_entries_under_the_directory'],
-    bug='list_dir reports the disk space each file uses (st_blocks * 512, as `du` does), not its length in bytes.',
-    backend=on_shared_dir(SizesInBlocks),
+@breaks(
+    kills=['names_with_control_characters_round_trip'],
+    bug='list_dir parses the output of `ls -1` line by line, so a name holding a newline splits into two entries.',
 )
-
-
 class ListsLineByLine(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         names = '\n'.join(sorted(await _blocking(os.listdir, path))).split('\n')  # what parsing `ls -1` gives
@@ -565,27 +457,18 @@ class ListsLineByLine(LocalWorkspaceBackend):
         return entries
 
 
-mutant(
-    name='lists_line_by_line',
-    kills=['names_with_control_characters_round_trip'],
-    bug='list_dir parses the output of `ls -1` line by line, so a name holding a newline splits into two entries.',
-    backend=on_shared_dir(ListsLineByLine),
+@breaks(
+    kills=['dotfiles_are_listed'], bug='list_dir runs `ls` without `-A`, so names starting with a dot never appear.'
 )
-
-
 class HidesDotfiles(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         return [entry for entry in await super().list_dir(path) if not entry.name.startswith('.')]
 
 
-mutant(
-    name='hides_dotfiles',
-    kills=['dotfiles_are_listed'],
-    bug='list_dir runs `ls` without `-A`, so names starting with a dot never appear.',
-    backend=on_shared_dir(HidesDotfiles),
+@breaks(
+    kills=['names_with_shell_metacharacters_round_trip'],
+    bug='write_bytes builds its shell command with the path in double quotes, so `$`, backquotes and `"` are expanded.',
 )
-
-
 class InterpolatesPathsIntoDoubleQuotes(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         encoded = base64.b64encode(data).decode()
@@ -596,19 +479,15 @@ class InterpolatesPathsIntoDoubleQuotes(LocalWorkspaceBackend):
             raise OSError(f'write failed: {result.stderr.strip()}')
 
 
-mutant(
-    name='interpolates_paths_into_double_quotes',
-    kills=['names_with_shell_metacharacters_round_trip'],
-    bug='write_bytes builds its shell command with the path in double quotes, so `$`, backquotes and `"` are expanded.',
-    backend=on_shared_dir(InterpolatesPathsIntoDoubleQuotes),
-)
-
-
 def _nfc(path: str) -> str:
     return unicodedata.normalize('NFC', path)
 
 
-class NormalizesNamesToNfc(LocalWorkspaceBackend):
+@breaks(
+    kills=['unicode_names_are_kept_exactly'],
+    bug="Paths are NFC-normalized on the way to the provider's API, so NFC and NFD spellings become one file.",
+)
+class FileApiNormalizesNamesToNfc(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         await super().write_bytes(_nfc(path), data)
 
@@ -619,27 +498,19 @@ class NormalizesNamesToNfc(LocalWorkspaceBackend):
         return dataclasses.replace(await super().stat(_nfc(path)), name=posixpath.basename(path), path=path)
 
 
-mutant(
-    name='file_api_normalizes_names_to_nfc',
+@breaks_in_memory(
     kills=['unicode_names_are_kept_exactly'],
-    bug="Paths are NFC-normalized on the way to the provider's API, so NFC and NFD spellings become one file.",
-    backend=on_shared_dir(NormalizesNamesToNfc),
+    bug='A filesystem-only backend on a normalizing store (HFS+-like) writes every name in NFC.',
 )
-
-
 class MemoryNormalizesNamesToNfc(InMemoryBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         await super().write_bytes(_nfc(path), data)
 
 
-memory_mutant(
-    name='memory_normalizes_names_to_nfc',
-    kills=['unicode_names_are_kept_exactly'],
-    bug='A filesystem-only backend on a normalizing store (HFS+-like) writes every name in NFC.',
-    kind=MemoryNormalizesNamesToNfc,
+@breaks(
+    kills=['exists_below_a_regular_file_is_false'],
+    bug='exists() is `os.stat` catching only FileNotFoundError, so a path below a regular file raises ENOTDIR.',
 )
-
-
 class ExistsCatchesOnlyFileNotFound(LocalWorkspaceBackend):
     async def exists(self, path: str) -> bool:
         try:
@@ -649,14 +520,10 @@ class ExistsCatchesOnlyFileNotFound(LocalWorkspaceBackend):
         return True
 
 
-mutant(
-    name='exists_catches_only_file_not_found',
-    kills=['exists_below_a_regular_file_is_false'],
-    bug='exists() is `os.stat` catching only FileNotFoundError, so a path below a regular file raises ENOTDIR.',
-    backend=on_shared_dir(ExistsCatchesOnlyFileNotFound),
+@breaks(
+    kills=['exists_of_the_working_dir_is_true'],
+    bug="exists() answers only for paths that start with '<working dir>/', so the working directory itself is False.",
 )
-
-
 class ExistsOnlyStrictlyInside(LocalWorkspaceBackend):
     async def exists(self, path: str) -> bool:
         root = await self.working_dir()
@@ -665,14 +532,10 @@ class ExistsOnlyStrictlyInside(LocalWorkspaceBackend):
         return await super().exists(path)
 
 
-mutant(
-    name='exists_only_strictly_inside',
-    kills=['exists_of_the_working_dir_is_true'],
-    bug="exists() answers only for paths that start with '<working dir>/', so the working directory itself is False.",
-    backend=on_shared_dir(ExistsOnlyStrictlyInside),
+@breaks(
+    kills=['concurrent_writes_to_different_files_land_intact'],
+    bug="write_bytes stages every upload at one '<dir>/.upload.part' name, so concurrent writes clobber each other.",
 )
-
-
 class StagesThroughOneTemporaryName(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         staging = posixpath.join(posixpath.dirname(path), '.upload.part')
@@ -687,27 +550,19 @@ class StagesThroughOneTemporaryName(LocalWorkspaceBackend):
         await _blocking(os.replace, staging, path)
 
 
-mutant(
-    name='stages_through_one_temporary_name',
-    kills=['concurrent_writes_to_different_files_land_intact'],
-    bug="write_bytes stages every upload at one '<dir>/.upload.part' name, so concurrent writes clobber each other.",
-    backend=on_shared_dir(StagesThroughOneTemporaryName),
+@breaks(
+    kills=['large_listing_is_complete'],
+    bug="list_dir returns the first page of the provider's paginated listing (1,000 keys) and ignores the next token.",
 )
-
-
 class ListsOnlyTheFirstPage(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         return list(await super().list_dir(path))[:1000]
 
 
-mutant(
-    name='lists_only_the_first_page',
-    kills=['large_listing_is_complete'],
-    bug="list_dir returns the first page of the provider's paginated listing (1,000 keys) and ignores the next token.",
-    backend=on_shared_dir(ListsOnlyTheFirstPage),
+@breaks(
+    kills=['deep_nesting_works'],
+    bug='The provider API rejects paths longer than 255 characters, confusing NAME_MAX with PATH_MAX.',
 )
-
-
 class RejectsLongPaths(LocalWorkspaceBackend):
     @staticmethod
     def _check(path: str) -> None:
@@ -723,14 +578,10 @@ class RejectsLongPaths(LocalWorkspaceBackend):
         await super().make_dir(path)
 
 
-mutant(
-    name='rejects_long_paths',
-    kills=['deep_nesting_works'],
-    bug='The provider API rejects paths longer than 255 characters, confusing NAME_MAX with PATH_MAX.',
-    backend=on_shared_dir(RejectsLongPaths),
+@breaks(
+    kills=['write_keeps_other_files_in_the_directory'],
+    bug='write_bytes syncs a staging directory holding only the new file with `rsync --delete`, wiping its siblings.',
 )
-
-
 class MirrorsAStagingDirectory(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         root = await self.working_dir()
@@ -753,14 +604,10 @@ class MirrorsAStagingDirectory(LocalWorkspaceBackend):
         await super().write_bytes(path, data)
 
 
-mutant(
-    name='mirrors_a_staging_directory',
-    kills=['write_keeps_other_files_in_the_directory'],
-    bug='write_bytes syncs a staging directory holding only the new file with `rsync --delete`, wiping its siblings.',
-    backend=on_shared_dir(MirrorsAStagingDirectory),
+@breaks(
+    kills=['list_dir_of_an_empty_directory_is_empty'],
+    bug='An object-store backend lists a prefix; an empty directory has no objects, so it raises FileNotFoundError.',
 )
-
-
 class EmptyDirectoryIsMissing(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         entries = await super().list_dir(path)
@@ -769,14 +616,10 @@ class EmptyDirectoryIsMissing(LocalWorkspaceBackend):
         return entries
 
 
-mutant(
-    name='empty_directory_is_missing',
-    kills=['list_dir_of_an_empty_directory_is_empty'],
-    bug='An object-store backend lists a prefix; an empty directory has no objects, so it raises FileNotFoundError.',
-    backend=on_shared_dir(EmptyDirectoryIsMissing),
+@breaks(
+    kills=['reading_after_remove_raises_file_not_found'],
+    bug='read_bytes and stat serve from a client-side cache that remove() never invalidates.',
 )
-
-
 class ReadCacheSurvivesRemove(LocalWorkspaceBackend):
     def __init__(self, working_dir: Path) -> None:
         super().__init__(working_dir)
@@ -794,14 +637,10 @@ class ReadCacheSurvivesRemove(LocalWorkspaceBackend):
         return self._stats[path]
 
 
-mutant(
-    name='read_cache_survives_remove',
-    kills=['reading_after_remove_raises_file_not_found'],
-    bug='read_bytes and stat serve from a client-side cache that remove() never invalidates.',
-    backend=on_shared_dir(ReadCacheSurvivesRemove),
+@breaks(
+    kills=['removing_a_file_leaves_its_parent'],
+    bug='remove() deletes the parents left empty, as object stores do where a directory is only a key prefix.',
 )
-
-
 class PrunesEmptyParents(LocalWorkspaceBackend):
     async def remove(self, path: str) -> None:
         await super().remove(path)
@@ -816,14 +655,10 @@ class PrunesEmptyParents(LocalWorkspaceBackend):
         await _blocking(prune)
 
 
-mutant(
-    name='prunes_empty_parents',
-    kills=['removing_a_file_leaves_its_parent'],
-    bug='remove() deletes the parents left empty, as object stores do where a directory is only a key prefix.',
-    backend=on_shared_dir(PrunesEmptyParents),
+@breaks(
+    kills=['remove_deletes_a_file_or_a_tree'],
+    bug='Removing a directory deletes its files but leaves the directory and its subdirectories behind.',
 )
-
-
 class RemoveKeepsNonEmptyDirectories(LocalWorkspaceBackend):
     """`remove` of a directory deletes its files but leaves the directory itself when it had any."""
 
@@ -835,11 +670,3 @@ class RemoveKeepsNonEmptyDirectories(LocalWorkspaceBackend):
                     child.unlink()
             return
         await super().remove(path)
-
-
-mutant(
-    name='remove_keeps_non_empty_directories',
-    kills=['remove_deletes_a_file_or_a_tree'],
-    bug='Removing a directory deletes its files but leaves the directory and its subdirectories behind.',
-    backend=on_shared_dir(RemoveKeepsNonEmptyDirectories),
-)

@@ -24,7 +24,7 @@ from pydantic_ai.workspaces import (
 from workspace_conformance.doubles.forwarding import RunCall
 from workspace_conformance.targets.local import LAZY_PROVIDER, LazyLocalBackend
 
-from ..registry import Build, mutant, on_shared_dir, shared_dir
+from ..registry import Build, breaks, mutant, shared_dir
 from ._shared import InterceptsRun, _sacrificial_dir, _within
 
 
@@ -72,17 +72,13 @@ mutant(
 )
 
 
+@breaks(
+    kills=['working_dir_is_canonical'],
+    bug="working_dir() returns the provider's path spelled with a trailing '/', which is not normalized.",
+)
 class WorkingDirWithTrailingSlash(LocalWorkspaceBackend):
     async def working_dir(self) -> str:
         return await super().working_dir() + '/'
-
-
-mutant(
-    name='working_dir_with_trailing_slash',
-    kills=['working_dir_is_canonical'],
-    bug="working_dir() returns the provider's path spelled with a trailing '/', which is not normalized.",
-    backend=on_shared_dir(WorkingDirWithTrailingSlash),
-)
 
 
 class WorkingDirAsConfigured(LocalWorkspaceBackend):
@@ -115,32 +111,24 @@ mutant(
 )
 
 
+@breaks(
+    kills=['ref_exists_after_the_first_operation_and_is_stable'],
+    bug='ref builds a new WorkspaceRef from a fresh session id on every access instead of keeping the first.',
+)
 class NewRefOnEveryAccess(LocalWorkspaceBackend):
     @property
     def ref(self) -> WorkspaceRef:
         return WorkspaceRef(provider='local-session', id=uuid.uuid4().hex)
 
 
-mutant(
-    name='new_ref_on_every_access',
+@breaks(
     kills=['ref_exists_after_the_first_operation_and_is_stable'],
-    bug='ref builds a new WorkspaceRef from a fresh session id on every access instead of keeping the first.',
-    backend=on_shared_dir(NewRefOnEveryAccess),
+    bug='ref is only filled in by an explicit create() call, so it stays None after operations create the environment.',
 )
-
-
 class RefNeverSet(LocalWorkspaceBackend):
     @property
     def ref(self) -> None:  # type: ignore[override]  # the bug
         return None
-
-
-mutant(
-    name='ref_never_set',
-    kills=['ref_exists_after_the_first_operation_and_is_stable'],
-    bug='ref is only filled in by an explicit create() call, so it stays None after operations create the environment.',
-    backend=on_shared_dir(RefNeverSet),
-)
 
 
 class UnlockedLazyBackend(LazyLocalBackend):
@@ -304,6 +292,10 @@ mutant(
 )
 
 
+@breaks(
+    kills=['ref_survives_a_failed_operation'],
+    bug='Any failed operation makes the client reconnect and take the new session id as its ref.',
+)
 class NewSessionAfterAnError(LocalWorkspaceBackend):
     def _renew(self) -> None:
         self._ref = WorkspaceRef(provider='local-session', id=uuid.uuid4().hex)
@@ -328,14 +320,6 @@ class NewSessionAfterAnError(LocalWorkspaceBackend):
         except OSError:
             self._renew()
             raise
-
-
-mutant(
-    name='new_session_after_an_error',
-    kills=['ref_survives_a_failed_operation'],
-    bug='Any failed operation makes the client reconnect and take the new session id as its ref.',
-    backend=on_shared_dir(NewSessionAfterAnError),
-)
 
 
 class RecordsTheRefAfterFirstSuccess(LazyLocalBackend):

@@ -27,7 +27,7 @@ from pydantic_ai.workspaces.protocol import validate_timeout
 
 from workspace_conformance.doubles.forwarding import RunCall
 
-from ..registry import mutant, on_shared_dir
+from ..registry import breaks, mutant
 from ._shared import HandRolled, InterceptsRun, _argv, _blocking, _check_form, _command_env, _decoded, _within
 
 
@@ -47,6 +47,10 @@ def _spawn(
     )
 
 
+@breaks(
+    kills=['background_child_does_not_hold_up_completed_command'],
+    bug='run() waits for end of file on the output pipes, so a background child holding stdout delays it.',
+)
 class WaitsForPipeEof(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         _check_form(call.command, call.shell)
@@ -67,15 +71,11 @@ class WaitsForPipeEof(InterceptsRun):
         return _decoded(done.returncode, done.stdout, done.stderr)
 
 
-mutant(
-    name='waits_for_pipe_eof',
-    kills=['background_child_does_not_hold_up_completed_command'],
-    bug='run() waits for end of file on the output pipes, so a background child holding stdout delays it.',
-    backend=on_shared_dir(WaitsForPipeEof),
+@breaks(
+    kills=['cancellation_stops_foreground_work'],
+    bug='A cancelled run() abandons the worker thread waiting on the process and never kills the process.',
 )
-
-
-class AbandonsOnCancel(InterceptsRun):
+class AbandonsTheProcessOnCancel(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         _check_form(call.command, call.shell)
         cwd = await self.working_dir()
@@ -92,14 +92,6 @@ class AbandonsOnCancel(InterceptsRun):
             await _blocking(process.communicate)
             raise WorkspaceTimeoutError(f'command timed out after {call.timeout:g}s') from error
         return _decoded(process.returncode, stdout, stderr)
-
-
-mutant(
-    name='abandons_the_process_on_cancel',
-    kills=['cancellation_stops_foreground_work'],
-    bug='A cancelled run() abandons the worker thread waiting on the process and never kills the process.',
-    backend=on_shared_dir(AbandonsOnCancel),
-)
 
 
 def _kill_where(chosen: Callable[[Path], bool]) -> None:
@@ -137,7 +129,11 @@ mutant(
 )
 
 
-class AbandonsTimedOutCommands(InterceptsRun):
+@breaks(
+    kills=['timeout_stops_the_foreground_process', 'timeout_stops_the_process_tree'],
+    bug='On timeout the backend closes only its exec session, and the command it started keeps running.',
+)
+class TimeoutAbandonsTheCommand(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         if call.timeout is None:
             return await self._forward(call)
@@ -147,26 +143,14 @@ class AbandonsTimedOutCommands(InterceptsRun):
         return await self._forward(RunCall(wrapped, env=call.env, timeout=call.timeout))
 
 
-mutant(
-    name='timeout_abandons_the_command',
-    kills=['timeout_stops_the_foreground_process', 'timeout_stops_the_process_tree'],
-    bug='On timeout the backend closes only its exec session, and the command it started keeps running.',
-    backend=on_shared_dir(AbandonsTimedOutCommands),
+@breaks(
+    kills=['timeout_stops_the_process_tree', 'cancellation_stops_the_process_tree'],
+    bug='A timeout or cancellation kills only the process the backend spawned (Popen.kill), not its process group.',
 )
-
-
-class KillsOnlyTheShell(HandRolled):
+class KillsOnlyTheDirectProcess(HandRolled):
     async def _stop(self, process: anyio.abc.Process) -> None:
         with suppress(ProcessLookupError):
             process.kill()
-
-
-mutant(
-    name='kills_only_the_direct_process',
-    kills=['timeout_stops_the_process_tree', 'cancellation_stops_the_process_tree'],
-    bug='A timeout or cancellation kills only the process the backend spawned (Popen.kill), not its process group.',
-    backend=on_shared_dir(KillsOnlyTheShell),
-)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -177,7 +161,11 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-class WaitsForTheProcessGroup(HandRolled):
+@breaks(
+    kills=['a_redirected_background_job_does_not_delay_run'],
+    bug="run() returns only once every process in the command's process group has exited, background jobs too.",
+)
+class WaitsForTheWholeProcessGroup(HandRolled):
     async def _collect(self, process: anyio.abc.Process, stdout: bytearray, stderr: bytearray) -> int:
         returncode = await super()._collect(process, stdout, stderr)
         # "Done" only when nothing of the command's process group is left, background jobs included.
@@ -186,14 +174,10 @@ class WaitsForTheProcessGroup(HandRolled):
         return returncode
 
 
-mutant(
-    name='waits_for_the_whole_process_group',
-    kills=['a_redirected_background_job_does_not_delay_run'],
-    bug="run() returns only once every process in the command's process group has exited, background jobs too.",
-    backend=on_shared_dir(WaitsForTheProcessGroup),
+@breaks(
+    kills=['run_returns_only_after_the_command_exits'],
+    bug='run() returns when the output pipes reach end of file and reads the exit status then, defaulting to 0.',
 )
-
-
 class ReturnsAtEndOfOutput(InterceptsRun):
     """Reads the output to end of file, then reports `returncode` without waiting for the process."""
 
@@ -219,14 +203,6 @@ class ReturnsAtEndOfOutput(InterceptsRun):
         return _decoded(process.poll() or 0, stdout, stderr)
 
 
-mutant(
-    name='returns_at_end_of_output',
-    kills=['run_returns_only_after_the_command_exits'],
-    bug='run() returns when the output pipes reach end of file and reads the exit status then, defaulting to 0.',
-    backend=on_shared_dir(ReturnsAtEndOfOutput),
-)
-
-
 TAG = 'WORKSPACE_CONFORMANCE_MUTANT_TAG'
 
 
@@ -236,7 +212,11 @@ def _kill_tagged(tag: str) -> None:
     _kill_where(lambda process: marker in (process / 'environ').read_bytes().split(b'\0'))
 
 
-class KillsEverythingOnReturn(InterceptsRun):
+@breaks(
+    kills=['a_detached_process_outlives_the_command'],
+    bug='When a command returns, the backend stops its whole cgroup, killing processes it detached with setsid.',
+)
+class KillsDetachedProcessesOnReturn(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         tag = uuid.uuid4().hex
         try:
@@ -245,11 +225,3 @@ class KillsEverythingOnReturn(InterceptsRun):
             # Like stopping the command's cgroup: every process it started dies, detached or not.
             with anyio.CancelScope(shield=True):
                 await _blocking(_kill_tagged, tag)
-
-
-mutant(
-    name='kills_detached_processes_on_return',
-    kills=['a_detached_process_outlives_the_command'],
-    bug='When a command returns, the backend stops its whole cgroup, killing processes it detached with setsid.',
-    backend=on_shared_dir(KillsEverythingOnReturn),
-)

@@ -21,10 +21,14 @@ from pydantic_ai.workspaces import FileEntry, LocalWorkspaceBackend
 
 from workspace_conformance.doubles import InMemoryBackend
 
-from ..registry import memory_mutant, mutant, on_shared_dir
+from ..registry import breaks, breaks_in_memory
 from ._shared import _blocking, _refuse_outside
 
 
+@breaks(
+    kills=['realpath_and_entries_follow_symlinks'],
+    bug='stat() uses lstat, so a symlink to a directory is reported as a non-directory.',
+)
 class StatDoesNotFollowLinks(LocalWorkspaceBackend):
     async def stat(self, path: str) -> FileEntry:
         info = await _blocking(os.lstat, path)
@@ -32,14 +36,10 @@ class StatDoesNotFollowLinks(LocalWorkspaceBackend):
         return FileEntry(name=posixpath.basename(path), path=path, is_dir=is_dir, size=None if is_dir else info.st_size)
 
 
-mutant(
-    name='stat_does_not_follow_links',
-    kills=['realpath_and_entries_follow_symlinks'],
-    bug='stat() uses lstat, so a symlink to a directory is reported as a non-directory.',
-    backend=on_shared_dir(StatDoesNotFollowLinks),
+@breaks(
+    kills=['symlink_loop_does_not_break_listing'],
+    bug='list_dir stats every entry and lets the ELOOP of a symlink loop fail the whole listing.',
 )
-
-
 class ListingStatsEveryEntry(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         def list_entries() -> list[FileEntry]:
@@ -54,27 +54,19 @@ class ListingStatsEveryEntry(LocalWorkspaceBackend):
         return await _blocking(list_entries)
 
 
-mutant(
-    name='listing_stats_every_entry',
-    kills=['symlink_loop_does_not_break_listing'],
-    bug='list_dir stats every entry and lets the ELOOP of a symlink loop fail the whole listing.',
-    backend=on_shared_dir(ListingStatsEveryEntry),
+@breaks(
+    kills=['realpath_and_entries_follow_symlinks'],
+    bug='realpath only normalizes the path as text (posixpath.normpath) and follows no symlinks.',
 )
-
-
 class RealpathIsNormpath(LocalWorkspaceBackend):
     async def realpath(self, path: str) -> str:
         return posixpath.normpath(path)
 
 
-mutant(
-    name='realpath_is_normpath',
-    kills=['realpath_and_entries_follow_symlinks'],
-    bug='realpath only normalizes the path as text (posixpath.normpath) and follows no symlinks.',
-    backend=on_shared_dir(RealpathIsNormpath),
+@breaks(
+    kills=['writes_go_through_a_symlink'],
+    bug='write_bytes writes a temporary file and renames it onto the path, replacing a symlink with a regular file.',
 )
-
-
 class AtomicWriteReplacesLinks(LocalWorkspaceBackend):
     async def write_bytes(self, path: str, data: bytes) -> None:
         def write() -> None:
@@ -88,27 +80,19 @@ class AtomicWriteReplacesLinks(LocalWorkspaceBackend):
         await _blocking(write)
 
 
-mutant(
-    name='atomic_write_replaces_links',
-    kills=['writes_go_through_a_symlink'],
-    bug='write_bytes writes a temporary file and renames it onto the path, replacing a symlink with a regular file.',
-    backend=on_shared_dir(AtomicWriteReplacesLinks),
+@breaks(
+    kills=['native_realpath_keeps_the_working_dir_and_missing_names'],
+    bug='realpath resolves with strict=True (like `readlink -e`), so a path with missing names raises.',
 )
-
-
 class StrictRealpath(LocalWorkspaceBackend):
     async def realpath(self, path: str) -> str:
         return await _blocking(functools.partial(os.path.realpath, path, strict=True))
 
 
-mutant(
-    name='strict_realpath',
-    kills=['native_realpath_keeps_the_working_dir_and_missing_names'],
-    bug='realpath resolves with strict=True (like `readlink -e`), so a path with missing names raises.',
-    backend=on_shared_dir(StrictRealpath),
+@breaks(
+    kills=['removing_a_symlink_removes_the_link_not_its_target'],
+    bug='remove() resolves the path first (like `rm -rf link/`), deleting the target of a link and keeping the link.',
 )
-
-
 class RemoveFollowsLinks(LocalWorkspaceBackend):
     async def remove(self, path: str) -> None:
         root = await self.working_dir()
@@ -124,27 +108,19 @@ class RemoveFollowsLinks(LocalWorkspaceBackend):
         await _blocking(remove)
 
 
-mutant(
-    name='remove_follows_links',
+@breaks_in_memory(
     kills=['removing_a_symlink_removes_the_link_not_its_target'],
-    bug='remove() resolves the path first (like `rm -rf link/`), deleting the target of a link and keeping the link.',
-    backend=on_shared_dir(RemoveFollowsLinks),
+    bug='A filesystem-only backend resolves the path before deleting, so removing a link deletes its target.',
 )
-
-
 class MemoryRemoveFollowsLinks(InMemoryBackend):
     async def remove(self, path: str) -> None:
         await super().remove(self.tree.realpath(path))
 
 
-memory_mutant(
-    name='memory_remove_follows_links',
-    kills=['removing_a_symlink_removes_the_link_not_its_target'],
-    bug='A filesystem-only backend resolves the path before deleting, so removing a link deletes its target.',
-    kind=MemoryRemoveFollowsLinks,
+@breaks(
+    kills=['removing_a_tree_does_not_follow_links_out_of_it'],
+    bug='remove() walks the tree by hand with Path.is_dir(), which follows links, and empties directories they reach.',
 )
-
-
 class RecursiveRemoveFollowsLinks(LocalWorkspaceBackend):
     async def remove(self, path: str) -> None:
         root = await self.working_dir()
@@ -166,14 +142,10 @@ class RecursiveRemoveFollowsLinks(LocalWorkspaceBackend):
         await _blocking(delete, Path(path))
 
 
-mutant(
-    name='recursive_remove_follows_links',
-    kills=['removing_a_tree_does_not_follow_links_out_of_it'],
-    bug='remove() walks the tree by hand with Path.is_dir(), which follows links, and empties directories they reach.',
-    backend=on_shared_dir(RecursiveRemoveFollowsLinks),
+@breaks(
+    kills=['make_dir_over_a_symlink_to_a_directory_succeeds'],
+    bug='make_dir checks the existing entry with lstat, so a symlink to a directory is refused as a file in the way.',
 )
-
-
 class MakeDirChecksWithLstat(LocalWorkspaceBackend):
     async def make_dir(self, path: str) -> None:
         def check() -> None:
@@ -188,28 +160,16 @@ class MakeDirChecksWithLstat(LocalWorkspaceBackend):
         await super().make_dir(path)
 
 
-mutant(
-    name='make_dir_checks_with_lstat',
-    kills=['make_dir_over_a_symlink_to_a_directory_succeeds'],
-    bug='make_dir checks the existing entry with lstat, so a symlink to a directory is refused as a file in the way.',
-    backend=on_shared_dir(MakeDirChecksWithLstat),
+@breaks(
+    kills=['stat_follows_a_symlink_to_a_file'],
+    bug="stat takes the size from lstat, so a symlink to a file reports the length of the link's target path.",
 )
-
-
 class StatSizeFromLstat(LocalWorkspaceBackend):
     async def stat(self, path: str) -> FileEntry:
         entry = await super().stat(path)
         if entry.is_dir:
             return entry
         return dataclasses.replace(entry, size=(await _blocking(os.lstat, path)).st_size)
-
-
-mutant(
-    name='stat_size_from_lstat',
-    kills=['stat_follows_a_symlink_to_a_file'],
-    bug="stat takes the size from lstat, so a symlink to a file reports the length of the link's target path.",
-    backend=on_shared_dir(StatSizeFromLstat),
-)
 
 
 def _parts(path: str) -> list[str]:
@@ -260,85 +220,57 @@ class HandRolledRealpath(LocalWorkspaceBackend):
         return '/' + '/'.join(real)
 
 
+@breaks(
+    kills=['realpath_keeps_the_missing_target_of_a_dangling_link'],
+    bug='realpath follows a link only when `test -e` says its target exists, so a dangling link is kept as the link.',
+)
 class RealpathSkipsDanglingLinks(HandRolledRealpath):
     follow_dangling = False
 
 
+@breaks(
+    kills=['realpath_resolves_a_chain_of_links'],
+    bug='realpath replaces a link with its `readlink` target once and never looks at links inside that target.',
+)
 class RealpathFollowsOneHop(HandRolledRealpath):
     follow_chains = False
 
 
+@breaks(
+    kills=['realpath_follows_an_absolute_target'],
+    bug="realpath appends every link target to the link's directory, so an absolute target lands below it.",
+)
 class RealpathJoinsAbsoluteTargets(HandRolledRealpath):
     absolute_restarts = False
 
 
+@breaks(
+    kills=['realpath_climbs_dotdot_from_the_link_target'],
+    bug='realpath normalizes the path as text before following links, so `link/..` climbs from the link itself.',
+)
 class RealpathCollapsesDotdotFirst(HandRolledRealpath):
     dotdot_from_target = False
 
 
+@breaks(
+    kills=['realpath_resolves_relative_names_from_the_right_directory'],
+    bug="realpath resolves relative link targets from the working directory (the remote shell's cwd), not the link's.",
+)
 class RealpathFromTheWorkingDir(HandRolledRealpath):
     relative_from_link_dir = False
 
 
+@breaks(
+    kills=['realpath_returns_an_absolute_normalized_path'],
+    bug='realpath returns the path exactly as given when no component is a link, slashes and dots included.',
+)
 class RealpathKeepsTheSpelling(HandRolledRealpath):
     normalize = False
 
 
-class RealpathSpinsOnLoops(HandRolledRealpath):
-    hop_limit = None
-
-
-mutant(
-    name='realpath_skips_dangling_links',
-    kills=['realpath_keeps_the_missing_target_of_a_dangling_link'],
-    bug='realpath follows a link only when `test -e` says its target exists, so a dangling link is kept as the link.',
-    backend=on_shared_dir(RealpathSkipsDanglingLinks),
-)
-
-
-mutant(
-    name='realpath_follows_one_hop',
-    kills=['realpath_resolves_a_chain_of_links'],
-    bug='realpath replaces a link with its `readlink` target once and never looks at links inside that target.',
-    backend=on_shared_dir(RealpathFollowsOneHop),
-)
-
-
-mutant(
-    name='realpath_joins_absolute_targets',
-    kills=['realpath_follows_an_absolute_target'],
-    bug="realpath appends every link target to the link's directory, so an absolute target lands below it.",
-    backend=on_shared_dir(RealpathJoinsAbsoluteTargets),
-)
-
-
-mutant(
-    name='realpath_collapses_dotdot_first',
-    kills=['realpath_climbs_dotdot_from_the_link_target'],
-    bug='realpath normalizes the path as text before following links, so `link/..` climbs from the link itself.',
-    backend=on_shared_dir(RealpathCollapsesDotdotFirst),
-)
-
-
-mutant(
-    name='realpath_from_the_working_dir',
-    kills=['realpath_resolves_relative_names_from_the_right_directory'],
-    bug="realpath resolves relative link targets from the working directory (the remote shell's cwd), not the link's.",
-    backend=on_shared_dir(RealpathFromTheWorkingDir),
-)
-
-
-mutant(
-    name='realpath_keeps_the_spelling',
-    kills=['realpath_returns_an_absolute_normalized_path'],
-    bug='realpath returns the path exactly as given when no component is a link, slashes and dots included.',
-    backend=on_shared_dir(RealpathKeepsTheSpelling),
-)
-
-
-mutant(
-    name='realpath_spins_on_loops',
+@breaks(
     kills=['realpath_through_a_link_loop_is_bounded'],
     bug='realpath follows links without counting them, so a link loop keeps it resolving forever.',
-    backend=on_shared_dir(RealpathSpinsOnLoops),
 )
+class RealpathSpinsOnLoops(HandRolledRealpath):
+    hop_limit = None

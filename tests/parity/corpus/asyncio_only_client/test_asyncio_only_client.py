@@ -2,21 +2,11 @@
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
+from _delegating import FilesAndCommandsOf
+from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
-
-if TYPE_CHECKING:
-    from tests.parity.corpus._delegating import FilesAndCommandsOf
-
-    from workspace_conformance import WorkspaceBackendSuite
-else:  # the runner writes parity_suite.py: upstream's class or ours
-    from _delegating import FilesAndCommandsOf
-    from parity_suite import WorkspaceBackendSuite
-
-CORRECT = True
-DEFECTS: dict[str, str] = {}
 
 
 class AsyncioClientBackend(FilesAndCommandsOf):

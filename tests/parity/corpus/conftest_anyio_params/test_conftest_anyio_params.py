@@ -1,18 +1,10 @@
 """`anyio_backend` from conftest.py with params ['asyncio', 'trio']; a class-scoped classmethod async generator."""
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
 
 import pytest
+from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
-
-if TYPE_CHECKING:
-    from workspace_conformance import WorkspaceBackendSuite
-else:  # the runner writes parity_suite.py: upstream's class or ours
-    from parity_suite import WorkspaceBackendSuite
-
-CORRECT = True
-DEFECTS: dict[str, str] = {}
 
 
 class TestAsyncGenerator(WorkspaceBackendSuite):

@@ -2,21 +2,11 @@
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
+from json_store import JsonStoreBackend, destroy
+from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
-
-if TYPE_CHECKING:
-    from tests.parity.corpus.json_store import JsonStoreBackend, destroy
-
-    from workspace_conformance import WorkspaceBackendSuite
-else:  # the runner writes parity_suite.py: upstream's class or ours
-    from json_store import JsonStoreBackend, destroy
-    from parity_suite import WorkspaceBackendSuite
-
-CORRECT = True
-DEFECTS: dict[str, str] = {}
 
 
 @pytest.fixture(scope='module')

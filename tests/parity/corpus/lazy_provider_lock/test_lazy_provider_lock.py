@@ -1,22 +1,12 @@
 """A provider backend that connects lazily under an `anyio.Lock` made in `__init__`; class-scoped, asyncio only."""
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import anyio
 import pytest
+from _delegating import FilesAndCommandsOf
+from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend, WorkspaceRef
-
-if TYPE_CHECKING:
-    from tests.parity.corpus._delegating import FilesAndCommandsOf
-
-    from workspace_conformance import WorkspaceBackendSuite
-else:  # the runner writes parity_suite.py: upstream's class or ours
-    from _delegating import FilesAndCommandsOf
-    from parity_suite import WorkspaceBackendSuite
-
-CORRECT = True
-DEFECTS: dict[str, str] = {}
 
 
 @pytest.fixture(scope='module')

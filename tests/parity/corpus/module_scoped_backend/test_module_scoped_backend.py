@@ -2,18 +2,10 @@
 
 import shutil
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import pytest
+from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
-
-if TYPE_CHECKING:
-    from workspace_conformance import WorkspaceBackendSuite
-else:  # the runner writes parity_suite.py: upstream's class or ours
-    from parity_suite import WorkspaceBackendSuite
-
-CORRECT = True
-DEFECTS: dict[str, str] = {}
 
 
 @pytest.fixture(scope='module')

@@ -1,21 +1,11 @@
 """A parametrized backend fixture: the native local backend ('a') and its commands only ('b')."""
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
+from _delegating import CommandsOf
+from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
-
-if TYPE_CHECKING:
-    from tests.parity.corpus._delegating import CommandsOf
-
-    from workspace_conformance import WorkspaceBackendSuite
-else:  # the runner writes parity_suite.py: upstream's class or ours
-    from _delegating import CommandsOf
-    from parity_suite import WorkspaceBackendSuite
-
-CORRECT = True
-DEFECTS: dict[str, str] = {}
 
 
 @pytest.fixture(scope='module')

@@ -1,17 +1,8 @@
 """Upstream's switch fixtures overridden to False, as a provider documents (an E2B-like SDK and file API)."""
 
-from typing import TYPE_CHECKING
-
 import pytest
+from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
-
-if TYPE_CHECKING:
-    from workspace_conformance import WorkspaceBackendSuite
-else:  # the runner writes parity_suite.py: upstream's class or ours
-    from parity_suite import WorkspaceBackendSuite
-
-CORRECT = True
-DEFECTS: dict[str, str] = {}
 
 
 class TestDocumentedSwitches(WorkspaceBackendSuite):

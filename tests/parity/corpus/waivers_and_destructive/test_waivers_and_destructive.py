@@ -3,12 +3,12 @@
 The backend's SDK turns CRLF into LF in command output: a real defect, which it waives as an expected failure.
 """
 
-import shutil
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
+from _local import DestroysByRemovingTheDirectory
+from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import (
     CommandResult,
     LocalWorkspaceBackend,
@@ -17,13 +17,7 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
 )
 
-if TYPE_CHECKING:
-    from workspace_conformance import WorkspaceBackendSuite
-else:  # the runner writes parity_suite.py: upstream's class or ours
-    from parity_suite import WorkspaceBackendSuite
-
 CORRECT = False  # it normalizes line endings
-DEFECTS: dict[str, str] = {}
 
 
 class CrlfNormalizingBackend(LocalWorkspaceBackend):
@@ -43,7 +37,7 @@ class CrlfNormalizingBackend(LocalWorkspaceBackend):
         )
 
 
-class TestWaivers(WorkspaceBackendSuite):
+class TestWaivers(DestroysByRemovingTheDirectory, WorkspaceBackendSuite):
     @pytest.fixture(scope='class')
     @classmethod
     def backend(cls, tmp_path_factory: pytest.TempPathFactory) -> WorkspaceBackend:
@@ -61,14 +55,6 @@ class TestWaivers(WorkspaceBackendSuite):
     @pytest.fixture
     def attach_backend(self) -> Callable[[WorkspaceRef], WorkspaceBackend]:
         return lambda ref: CrlfNormalizingBackend(ref.id)
-
-    @pytest.fixture
-    def destroy_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]]:
-        async def destroy(backend: WorkspaceBackend) -> None:
-            assert backend.ref is not None
-            shutil.rmtree(backend.ref.id)
-
-        return destroy
 
     @pytest.fixture
     def declared_limits(self) -> Mapping[str, str]:
