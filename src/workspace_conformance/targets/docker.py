@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ._probe import first_line, missing_module, missing_program, probe
-from .base import NamedTarget, Target, TargetOption
+from .base import CapabilitySetup, NamedTarget, Target, TargetOption
 
 __all__ = ('DOCKER', 'PODMAN', 'RUN_LABEL')
 
@@ -121,7 +121,7 @@ def _remove_labelled(executable: str, run_id: str) -> None:
 
 
 def _target(name: str, executable: str, options: Mapping[str, str], run_id: str) -> Target:
-    from pydantic_ai_harness.docker_sandbox import DockerSandboxBackend
+    from pydantic_ai_harness.docker_sandbox import DockerSandbox, DockerSandboxBackend
     from pydantic_ai_harness.docker_sandbox._backend import remove_container
 
     user = options.get('user')
@@ -154,6 +154,17 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
             raise ValueError('this backend has created no container yet')
         await remove_container(ref.id, executable=executable)
 
+    def capability(_: Path) -> CapabilitySetup:
+        # The harness's DockerSandbox as its users attach it: a new container on first use, labelled with the run.
+        sandbox: DockerSandbox[None] = DockerSandbox(
+            image=options['image'],
+            working_dir=working_dir,
+            allow_internet_access=False,
+            docker_args=docker_args,
+            executable=executable,
+        )
+        return CapabilitySetup(capability=sandbox, destroy_environment=sandbox.destroy)
+
     sacrificial = '/tmp/sacrificial/chain/workspace' if user else '/sacrificial/chain/workspace'
     runtime = f', runtime {options["runtime"]}' if 'runtime' in options else ''
     return Target(
@@ -166,6 +177,7 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
         destructive_backend=lambda _: new(sacrificial),
         attach_backend=attach,
         destroy_environment=destroy,
+        capability=capability,
         cleanup=lambda _: _remove_labelled(executable, run_id),
         declared_limits={
             **(PODMAN_LIMITS_BY_RULE if executable == 'podman' else {}),
