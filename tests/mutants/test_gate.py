@@ -50,6 +50,7 @@ def mutant_suite(mutant: Mutant) -> type[WorkspaceBackendSuite]:
         time_scale=TIME_SCALE,
         name=f'TestMutant_{mutant.name}',
         summary=False,  # 137 verdicts of broken backends would bury the real summaries
+        rebuild_per_call=mutant.rebuild_per_call,
     )
     suite.mutant_name = mutant.name  # type: ignore[attr-defined]  # read by conftest: a skip there proves nothing
     return suite

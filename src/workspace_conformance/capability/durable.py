@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import sys
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
@@ -124,11 +126,20 @@ async def _cleanup(capability: AbstractCapability[Any], deps: object, attempts: 
             await attempts.mark.remove(workspace)
 
 
+def _log_to_the_current_stderr(*names: str) -> None:
+    """Point the engine loggers' console handlers at today's `sys.stderr` (pytest closes the ones they kept)."""
+    for name in names:
+        for handler in logging.getLogger(name).handlers:
+            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+                handler.setStream(sys.stderr)
+
+
 @contextlib.contextmanager
 def _dbos(scratch: Path) -> Iterator[Any]:
     """DBOS launched on a SQLite system database in `scratch`, destroyed (with its registry) afterwards."""
     from dbos import DBOS
 
+    _log_to_the_current_stderr('dbos')
     DBOS(config={'name': 'workspace-conformance', 'system_database_url': f'sqlite:///{scratch}/dbos.sqlite'})
     try:
         DBOS.launch()
@@ -190,6 +201,7 @@ async def prefect_check(capability: AbstractCapability[Any], deps: object) -> No
     async def idle_flow() -> WorkspaceRef | None:
         return (await idle.run('use the workspace', deps=deps)).workspace.ref
 
+    _log_to_the_current_stderr('prefect', 'prefect.server', 'uvicorn')
     with prefect_test_harness():
         try:
             _idle_ref(await idle_flow(), 'Prefect')
