@@ -20,7 +20,6 @@ from ._support import MARK_PREFIX, Policy, error_text, first_use, own_environmen
 __all__ = ('PolicyRules',)
 
 
-
 def _stacked(workspace: Workspace) -> Workspace:
     """`workspace` inside two more wrappers: pydantic-ai's `AuthorityWorkspace` (2.68) between plain layers."""
     try:
