@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
@@ -34,6 +33,10 @@ __all__ = ('Attempts', 'DurableRules', 'durable_agent')
 
 ENGINE_TIMEOUT = 180.0
 """A rule's hang guard: starting Prefect's test server alone takes about ten seconds."""
+
+
+PREFECT_STARTUP = 120
+"""Seconds Prefect's test server may take to start (its own default, 30, is short on a loaded machine)."""
 
 
 class Crash(RuntimeError):
@@ -126,12 +129,26 @@ async def _cleanup(capability: AbstractCapability[Any], deps: object, attempts: 
             await attempts.mark.remove(workspace)
 
 
-def _log_to_the_current_stderr(*names: str) -> None:
-    """Point the engine loggers' console handlers at today's `sys.stderr` (pytest closes the ones they kept)."""
-    for name in names:
-        for handler in logging.getLogger(name).handlers:
+@contextlib.contextmanager
+def _console_logging_off(*prefixes: str) -> Iterator[None]:
+    """The engines' loggers without console handlers during the check (pytest closes the streams they would keep).
+
+    Each gets a `NullHandler` instead, so an engine that adds a console handler only to a logger without handlers
+    (DBOS) adds none; whatever the block added is removed afterwards and the original handlers are put back.
+    """
+    names = [name for name in list(logging.root.manager.loggerDict) if name.split('.')[0] in prefixes]
+    saved = {name: list(logging.getLogger(name).handlers) for name in names}
+    for name, handlers in saved.items():
+        logger = logging.getLogger(name)
+        for handler in handlers:
             if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-                handler.setStream(sys.stderr)
+                logger.removeHandler(handler)
+        logger.addHandler(logging.NullHandler())
+    try:
+        yield
+    finally:
+        for name, handlers in saved.items():
+            logging.getLogger(name).handlers[:] = handlers
 
 
 @contextlib.contextmanager
@@ -139,7 +156,6 @@ def _dbos(scratch: Path) -> Iterator[Any]:
     """DBOS launched on a SQLite system database in `scratch`, destroyed (with its registry) afterwards."""
     from dbos import DBOS
 
-    _log_to_the_current_stderr('dbos')
     DBOS(config={'name': 'workspace-conformance', 'system_database_url': f'sqlite:///{scratch}/dbos.sqlite'})
     try:
         DBOS.launch()
@@ -163,7 +179,11 @@ async def dbos_check(capability: AbstractCapability[Any], deps: object) -> None:
         ref = result.workspace.ref
         return ref, result.output
 
-    with tempfile.TemporaryDirectory(prefix='wc-dbos-') as scratch, _dbos(Path(scratch)):
+    with (
+        _console_logging_off('dbos'),
+        tempfile.TemporaryDirectory(prefix='wc-dbos-') as scratch,
+        _dbos(Path(scratch)),
+    ):
         try:
             _idle_ref((await workflow(False))[0], 'DBOS')
             workflow_id = f'wc-{uuid.uuid4().hex}'
@@ -201,8 +221,7 @@ async def prefect_check(capability: AbstractCapability[Any], deps: object) -> No
     async def idle_flow() -> WorkspaceRef | None:
         return (await idle.run('use the workspace', deps=deps)).workspace.ref
 
-    _log_to_the_current_stderr('prefect', 'prefect.server', 'uvicorn')
-    with prefect_test_harness():
+    with _console_logging_off('prefect', 'uvicorn'), prefect_test_harness(server_startup_timeout=PREFECT_STARTUP):
         try:
             _idle_ref(await idle_flow(), 'Prefect')
             how = 'the flow retried its run'
