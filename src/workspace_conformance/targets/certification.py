@@ -194,6 +194,10 @@ def capability_suite_from_environment() -> type[WorkspaceCapabilitySuite] | None
     target = _spec_target(spec)
     build = resolve_capability(spec.capability, target)
     capability_target = CapabilityTarget(
-        name=target.name, description=target.description, build=build, declared_limits=target.declared_limits
+        name=target.name,
+        description=target.description,
+        build=build,
+        declared_limits=target.declared_limits,
+        expected_failures=target.capability_expected_failures if build is target.capability else {},
     )
     return capability_suite_for(capability_target, name=f'TestCapability[{target.name}]')

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
+from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, WorkspaceRef
 
 from ._probe import missing_module, missing_program, probe
 from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
@@ -147,7 +147,7 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         workspace: SSHWorkspace[None] = SSHWorkspace(
             remote.host, working_dir=remote.new_directory('capability'), ssh_args=ssh_args
         )
-        return CapabilitySetup(capability=workspace, destroy_environment=remove)
+        return CapabilitySetup(capability=workspace, destroy_environment=remove, policy=ReadOnlyWorkspace)
 
     return Target(
         name='ssh',
