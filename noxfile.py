@@ -83,9 +83,10 @@ def targets(session: nox.Session) -> None:
     """Certify docker (runc and gVisor), podman, ssh and bubblewrap for real on services ci/services starts and stops.
 
     Runs on pydantic-ai-harness 0.62 (which pins pydantic-ai-slim 2.62.0) with the SDKs of its micro-VM and
-    Sprites sandboxes, then writes docs/targets.md from the reports. boxlite and smol run where the boot probe
-    of `up` booted a VM, and are `not run` with the boot failure elsewhere. The services are stopped, and
-    checked gone, even when a certification fails.
+    Sprites sandboxes, then writes docs/targets.md from the reports. `local` and `docker` also run the capability
+    suite (`certify --capability`: LocalWorkspace, the harness's DockerSandbox) next to the backend suite.
+    boxlite and smol run where the boot probe of `up` booted a VM, and are `not run` with the boot failure
+    elsewhere. The services are stopped, and checked gone, even when a certification fails.
     """
     session.install('-e', '.[dev]', f'pydantic-ai-harness[boxlite,smol,sprites]=={HARNESS}')
     services = os.environ.get('WC_SERVICES', '/tmp/workspace-conformance-services')

@@ -156,6 +156,12 @@ def _parser() -> argparse.ArgumentParser:
         help='end the run after this many seconds: the report is incomplete, the rules not yet checked are missing',
     )
     certify.add_argument(
+        '--conformance-rebuild-per-call',
+        action='store_true',
+        help="durable rebuild mode: every backend operation goes to a backend rebuilt from the ref by the target's "
+        'attach (a target without one skips those rules as fixture-missing)',
+    )
+    certify.add_argument(
         '--conformance-profile',
         choices=['ci', 'certify', 'dev'],
         default='certify',
@@ -509,6 +515,8 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             pytest_args += ['--conformance-concurrency', str(args.conformance_concurrency)]
         if args.conformance_max_duration is not None:
             pytest_args += ['--conformance-max-duration', str(args.conformance_max_duration)]
+        if args.conformance_rebuild_per_call:
+            pytest_args.append('--conformance-rebuild-per-call')
         pytest_args += ['--conformance-profile', args.conformance_profile]
         output = args.bundle or args.report
         if output:

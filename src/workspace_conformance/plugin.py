@@ -6,6 +6,8 @@ suite without it: rules, hang guards, classified skips, overridden rules and `py
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 import pytest
 
 from .options import concurrency, max_duration, time_scale
@@ -14,6 +16,7 @@ from .runtime import session as session_hooks
 from .runtime.interrupts import SignalsStopTheRun
 from .suite import _collection as collection_hooks
 from .suite._concurrency import DEFAULT_CONCURRENCY, REMOTE_ROUND_TRIP
+from .suite._support import rebuild_for_rule
 from .vocabulary import PROFILES
 
 __all__ = ('REPORTS_NAME', 'pytest_addoption', 'pytest_configure')
@@ -71,6 +74,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help='end the session after this many seconds of wall time: the report is marked incomplete and the rules '
         'not yet checked are missing',
     )
+    group.addoption(
+        '--conformance-rebuild-per-call',
+        dest='conformance_rebuild_per_call',
+        action='store_true',
+        default=False,
+        help='durable rebuild mode: every backend operation of a rule goes to a backend freshly built from the ref '
+        'by the `attach_backend` fixture (rules skip as fixture-missing without it); finds backends that keep '
+        'state in the Python object',
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -82,3 +94,10 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(hooks, name)
     if not config.pluginmanager.is_blocked(REPORTS_NAME) and not config.pluginmanager.is_registered(reports_plugin):
         config.pluginmanager.register(reports_plugin, REPORTS_NAME)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """In rebuild-per-call mode, hand each backend rule its backend rebuilt from the ref for every operation."""
+    rebuild_for_rule(pyfuncitem)
+    return (yield)

@@ -61,6 +61,8 @@ Requirement = Literal[
     'setsid',
     'destroy_ref',
     'policy',
+    'dbos',
+    'prefect',
 ]
 """What a rule needs, resolved by its guard before the body runs (see `suite/_requires.py` for each one)."""
 REQUIREMENTS: tuple[Requirement, ...] = get_args(Requirement)

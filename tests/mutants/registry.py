@@ -36,6 +36,8 @@ class Mutant:
     make_symlink: Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None = None
     unprivileged: bool = False
     """Only meaningful when the runner cannot bypass file permissions (run without CAP_DAC_OVERRIDE as root)."""
+    rebuild_per_call: bool = False
+    """Checked in durable rebuild mode: every operation goes to `attach_backend(ref)`."""
 
 
 MUTANTS: list[Mutant] = []
@@ -112,6 +114,7 @@ def mutant(
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None,
     make_symlink: Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None = None,
     unprivileged: bool = False,
+    rebuild_per_call: bool = False,
     name: str | None = None,
 ) -> Mutant:
     """Register a mutant; the fixtures it does not break default to the `local` target's (LocalWorkspaceBackend).
@@ -130,6 +133,7 @@ def mutant(
         destroy_environment=destroy_environment or _LOCAL.destroy_environment,
         make_symlink=make_symlink,
         unprivileged=unprivileged,
+        rebuild_per_call=rebuild_per_call,
     )
     if any(existing.name == declared.name for existing in MUTANTS):
         raise ValueError(f'two mutants are named {declared.name!r}')

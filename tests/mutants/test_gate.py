@@ -34,7 +34,11 @@ CAPABILITY_MUTANTS = load_capability_mutants()
 
 
 def _narrowed(
-    suite_of: Callable[..., SuiteClass], target: Target | CapabilityTarget, mutant: Mutant | CapabilityMutant, name: str
+    suite_of: Callable[..., SuiteClass],
+    target: Target | CapabilityTarget,
+    mutant: Mutant | CapabilityMutant,
+    name: str,
+    **options: object,
 ) -> SuiteClass:
     """`suite_of(target)` narrowed to the rules the mutant must fail, each a strict xfail naming its bug."""
     suite = suite_of(
@@ -44,6 +48,7 @@ def _narrowed(
         time_scale=TIME_SCALE,
         name=name,
         summary=False,  # 137 verdicts of broken backends would bury the real summaries
+        **options,
     )
     suite.mutant_name = mutant.name  # type: ignore[attr-defined]  # read by conftest: a skip there proves nothing
     return suite
@@ -62,7 +67,7 @@ def mutant_suite(mutant: Mutant) -> type[WorkspaceBackendSuite]:
         make_symlink=mutant.make_symlink,
         event_loops=('asyncio',),
     )
-    return _narrowed(suite_for, target, mutant, f'TestMutant_{mutant.name}')
+    return _narrowed(suite_for, target, mutant, f'TestMutant_{mutant.name}', rebuild_per_call=mutant.rebuild_per_call)
 
 
 def capability_mutant_suite(mutant: CapabilityMutant) -> type[WorkspaceCapabilitySuite]:

@@ -6,6 +6,7 @@ import pytest
 
 from ..suite._rules import Rule, catalog
 from ._support import CapabilityFixtures, Policy
+from .durable import DurableRules
 from .hygiene import HygieneRules
 from .policies import PolicyRules
 from .rebuild import RebuildRules, Rebuilt
@@ -22,6 +23,7 @@ class WorkspaceCapabilitySuite(
     RunRules,
     PolicyRules,
     RebuildRules,
+    DurableRules,
     HygieneRules,
     CapabilityFixtures,
 ):

@@ -293,6 +293,13 @@ class Mark:
             return await _listing(workspace) == self.listing
         return await workspace.exists(self.name) and await workspace.read_text(self.name) == self.token
 
+    async def leave_again(self, workspace: Workspace) -> None:
+        """Make the calls `leave_mark` made, with the same name and content (a replay must repeat them in order)."""
+        if self.token is None:
+            await _listing(workspace)
+        else:
+            await workspace.write_text(self.name, self.token)
+
     async def remove(self, workspace: Workspace) -> None:
         """Remove the mark (best effort: the rule has its verdict)."""
         if self.token is not None:

@@ -7,9 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import Authority
 from pydantic_ai.workspaces import (
-    AuthorityWorkspace,
     SupportsCommands,
     Workspace,
     WorkspaceReadOnlyError,
@@ -21,7 +19,14 @@ from ._support import MARK_PREFIX, Policy, error_text, first_use, own_environmen
 
 __all__ = ('PolicyRules',)
 
-NONE: Authority = 'none'
+
+def _stacked(workspace: Workspace) -> Workspace:
+    """`workspace` inside two more wrappers: pydantic-ai's `AuthorityWorkspace` (2.68) between plain layers."""
+    try:
+        from pydantic_ai.workspaces import AuthorityWorkspace
+    except ImportError:  # pydantic-ai before 2.68 has no AuthorityWorkspace: two plain layers
+        return _Layer(_Layer(workspace))
+    return _Layer(AuthorityWorkspace(_Layer(workspace), authority='none'))
 
 
 def _refusals(workspace: Workspace, name: str) -> list[tuple[str, Callable[[], Awaitable[object]]]]:
@@ -80,7 +85,7 @@ class PolicyRules:
     ) -> None:
         """Inside more wrappers a read-only workspace still reports `read_only` and refuses every change."""
         workspace = _read_only_of(capability, deps)
-        stacked = _Layer(AuthorityWorkspace(_Layer(workspace), authority=NONE))
+        stacked = _stacked(workspace)
         await _check_read_only(stacked, 'the read-only workspace inside two more wrappers')
 
     @rule(area='policies')

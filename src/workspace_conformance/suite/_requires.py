@@ -7,6 +7,7 @@ switches say, a missing optional fixture comes before a declared limit, and an e
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from ._rules import Rule
 
 __all__ = (
+    'ENGINES',
     'PROBE',
     'PROTOCOLS',
     'SWITCHES',
@@ -71,6 +73,11 @@ SWITCHES: dict[str, tuple[str, str]] = {
     'parent_file_errors': ('enforces_parent_file_errors', 'the backend has no real path traversal'),
 }
 """Switch requirements: upstream's switch fixture, and what its `False` declares."""
+ENGINES: dict[str, tuple[tuple[str, ...], str]] = {
+    'dbos': (('dbos',), 'DBOS is not installed (`pip install workspace-conformance[durable]`)'),
+    'prefect': (('prefect',), 'Prefect is not installed (`pip install workspace-conformance[durable]`)'),
+}
+"""Durable-engine requirements: the modules the engine's local harness needs, and the skip when one is missing."""
 TOOLS = ('ln', 'mkfifo', 'setsid')
 """Environment tools, looked for with `command -v` in the backend's environment."""
 SYMLINK_FIXTURES = ('make_symlink', 'storage_holds_symlinks')
@@ -127,7 +134,7 @@ def fixtures_needed(rule: Rule) -> tuple[str, ...]:
 
 def resolve(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
     """The first unmet requirement that needs no backend call, in the fixed order of the skip kinds, or None."""
-    for check in (_contract, _protocols, _optional_fixtures, _switches, _declared):
+    for check in (_contract, _protocols, _optional_fixtures, _switches, _declared, _engines):
         unmet = check(rule, backend, fixtures)
         if unmet is not None:
             return unmet
@@ -203,4 +210,11 @@ def _declared(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet
     limits = fixtures.get('declared_limits')
     if isinstance(limits, Mapping) and rule.id in limits:
         return Unmet('declared-limit', str(limits[rule.id]))
+    return None
+
+
+def _engines(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
+    for requirement, (modules, why) in ENGINES.items():
+        if requirement in rule.requires and any(importlib.util.find_spec(module) is None for module in modules):
+            return Unmet('environment', why)
     return None

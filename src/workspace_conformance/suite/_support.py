@@ -21,6 +21,7 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
 )
 
+from .._mirror import Mirror, mirrored_class, protocol_members
 from ..runtime.leftovers import scratch_in_use
 from ..vocabulary import SKIP_KINDS, SkipKind
 from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run, safe_str
@@ -32,6 +33,7 @@ from ._versions import pydantic_ai_at_least, pydantic_ai_version
 __all__ = (
     'SKIP_KINDS',
     'ConformanceConfigError',
+    'RebuiltPerCall',
     'RuleSkipped',
     'SuiteFixtures',
     'commands_of',
@@ -40,6 +42,7 @@ __all__ = (
     'make_link',
     'pydantic_ai_at_least',
     'pydantic_ai_version',
+    'rebuilt_per_call',
     'run_tool',
     'scratch',
     'skip',
@@ -208,6 +211,66 @@ def _unknown_ids(kind: str, ids: Mapping[str, str], known: set[str]) -> str | No
     )
 
 
+class RebuiltPerCall(Mirror):
+    """A backend whose every operation goes to a backend freshly built from its ref, as durable execution does.
+
+    Until the environment has a ref (a lazy backend's first operation) calls go to the backend itself, which creates
+    it; from then on each call goes to `attach(ref)`, so state kept in the Python object is lost, as in a durable run.
+    """
+
+    def __init__(self, wrapped: object, attach: Callable[[WorkspaceRef], WorkspaceBackend]) -> None:
+        self._wrapped = wrapped
+        self._attach = attach
+
+    async def _intercept(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], call: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        ref = self._wrapped.ref
+        if ref is None:
+            return await call()
+        rebuilt = self._attach(ref)
+        if rebuilt.ref != ref:
+            raise AssertionError(f'attach_backend({ref!r}) built a backend with ref {rebuilt.ref!r} (rebuild per call)')
+        return await getattr(rebuilt, name)(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f'rebuilt_per_call({self._wrapped!r})'
+
+
+def rebuilt_per_call(backend: Any, attach: Callable[[WorkspaceRef], WorkspaceBackend]) -> Any:
+    """`backend` with each operation made on `attach(ref)`, a backend rebuilt from its ref (the same protocols)."""
+    if isinstance(backend, RebuiltPerCall | Workspace) or backend is None:
+        return backend
+    return mirrored_class(RebuiltPerCall, protocol_members(backend))(backend, attach)
+
+
+REBUILD_MISSING = (
+    'provide the `attach_backend` fixture to check this in rebuild-per-call mode (each operation goes to '
+    '`attach_backend(ref)`)'
+)
+
+
+def rebuild_for_rule(item: pytest.Item) -> None:
+    """In rebuild-per-call mode, give a backend rule the backend rebuilt from its ref for every operation.
+
+    Skips the rule as `fixture-missing` when the suite has no `attach_backend` to rebuild with.
+    """
+    meta = rule_of(getattr(item, 'function', None))
+    funcargs: dict[str, Any] | None = getattr(item, 'funcargs', None)
+    if meta is None or funcargs is None or 'backend' not in funcargs:
+        return
+    request: pytest.FixtureRequest = getattr(item, '_request')  # noqa: B009  # the item's own fixture request
+    try:
+        if not request.getfixturevalue('rebuild_per_call'):
+            return
+        attach = request.getfixturevalue('attach_backend')
+    except pytest.FixtureLookupError:
+        return  # not a suite of ours
+    if attach is None:
+        raise RuleSkipped(meta, 'fixture-missing', REBUILD_MISSING)
+    funcargs['backend'] = rebuilt_per_call(funcargs['backend'], attach)
+
+
 class SuiteFixtures:
     """The fixtures and switches every `WorkspaceBackendSuite` has; override them in a subclass."""
 
@@ -243,6 +306,14 @@ class SuiteFixtures:
     def destroy_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
         """Destroys the environment behind a backend, the way whoever holds its ref would."""
         return None
+
+    @pytest.fixture
+    def rebuild_per_call(self, request: pytest.FixtureRequest) -> bool:
+        """True: every operation of a rule goes to `attach_backend(ref)`, as under durable execution.
+
+        `--conformance-rebuild-per-call` turns it on; it finds backends that keep state in the Python object.
+        """
+        return bool(request.config.getoption('conformance_rebuild_per_call', default=False))
 
     @pytest.fixture
     def make_symlink(self) -> MakeSymlink | None:

@@ -67,6 +67,8 @@ class Target:
     """The anyio backends the target's client libraries support; a run uses those of them that are installed."""
     capability: Callable[[Path], CapabilitySetup] | None = None
     """The capability the backend's users attach to agents, built in each capability rule's scratch directory."""
+    capability_expected_failures: Mapping[str, str] = field(default_factory=dict)
+    """Capability rule id -> reason for each known failure of `capability`: strict expected failures."""
     cleanup: Callable[[Path], None] | None = None
     """Removes everything a run with this scratch directory created outside it (containers, sandboxes, dirs)."""
 

@@ -8,8 +8,14 @@ from pathlib import Path
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceBackend, WorkspaceRef
 
 from ._probe import missing_module, missing_program, probe
-from .base import NamedTarget, Target, TargetOption
-from .local import LazyLocalBackend, destroy_local_environment, sacrificial_directory, shared_directory
+from .base import CapabilitySetup, NamedTarget, Target, TargetOption
+from .local import (
+    LazyLocalBackend,
+    destroy_local_environment,
+    local_capability,
+    sacrificial_directory,
+    shared_directory,
+)
 
 __all__ = ('BUBBLEWRAP',)
 
@@ -39,21 +45,29 @@ DESTROYED_DIRECTORY_STAYS_MOUNTED = (
 
 
 def _target(options: Mapping[str, str], run_id: str) -> Target:
-    from pydantic_ai_harness.bubblewrap_sandbox import BubblewrapWorkspace
+    from pydantic_ai_harness.bubblewrap_sandbox import BubblewrapSandbox, BubblewrapWorkspace
 
     private_tmp = options.get('tmp') == 'private'
 
-    def sandbox(backend: WorkspaceBackend, run_dir: Path) -> WorkspaceBackend:
+    def bwrap_args(run_dir: Path) -> list[str]:
         # A TMPDIR per run that outlives each command, as a container's or a host's /tmp does. Not mounted
         # over /tmp itself, which would hide a working directory below /tmp.
         tmp = str(_tmp_directory(run_dir))
-        shared_tmp = [] if private_tmp else ['--bind', tmp, tmp, '--setenv', 'TMPDIR', tmp]
-        sandboxed: WorkspaceBackend = BubblewrapWorkspace(Workspace(backend), bwrap_args=shared_tmp)
+        return [] if private_tmp else ['--bind', tmp, tmp, '--setenv', 'TMPDIR', tmp]
+
+    def sandbox(backend: WorkspaceBackend, run_dir: Path) -> WorkspaceBackend:
+        sandboxed: WorkspaceBackend = BubblewrapWorkspace(Workspace(backend), bwrap_args=bwrap_args(run_dir))
         return sandboxed
 
     def attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
         inner = LazyLocalBackend(run_dir / 'fresh', ref=ref) if ref.provider == 'local-lazy' else None
         return sandbox(inner or LocalWorkspaceBackend(ref.id), run_dir)
+
+    def capability(run_dir: Path) -> CapabilitySetup:
+        # The harness's BubblewrapSandbox around the `local` target's LocalWorkspace, as its docs compose them.
+        local = local_capability(run_dir)
+        wrapped: BubblewrapSandbox[None] = BubblewrapSandbox(local.capability, bwrap_args=bwrap_args(run_dir))
+        return CapabilitySetup(capability=wrapped, destroy_environment=local.destroy_environment, policy=local.policy)
 
     expected = {'destroying_environment_during_command_raises_unavailable': DESTROYED_DIRECTORY_STAYS_MOUNTED}
     if private_tmp:
@@ -66,6 +80,7 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         destructive_backend=lambda run_dir: sandbox(LocalWorkspaceBackend(sacrificial_directory(run_dir)), run_dir),
         attach_backend=attach,
         destroy_environment=destroy_local_environment,
+        capability=capability,
         expected_failures=expected,
     )
 

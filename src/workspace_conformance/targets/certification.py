@@ -74,13 +74,15 @@ def suite_for(
     time_scale: float | None = None,
     name: str | None = None,
     summary: bool = True,
+    rebuild_per_call: bool | None = None,
 ) -> type[WorkspaceBackendSuite]:
     """The one `WorkspaceBackendSuite` subclass for a target: `certify`, the mutant gate and self-certification use it.
 
     Its fixtures build the target's backends under `run_dir / <event loop>` (a class-scoped temporary directory when
     `run_dir` is None) on `anyio_backends` (default: the target's event loops that are installed). `only` leaves just
     those rules in the class (`narrow`), `expected_failures` replaces the target's own, `time_scale` fixes the
-    time scale, `summary=False` keeps the class out of the terminal summary.
+    time scale, `summary=False` keeps the class out of the terminal summary, `rebuild_per_call` fixes the durable
+    rebuild mode (default: `--conformance-rebuild-per-call`).
     """
     loops = list(anyio_backends) if anyio_backends is not None else list(installed_loops(target.event_loops))
 
@@ -131,7 +133,10 @@ def suite_for(
         def make_symlink(self) -> MakeSymlink | None:
             return target.make_symlink
 
-    for switch, value in target.switches.items():
+    switches = dict(target.switches)
+    if rebuild_per_call is not None:
+        switches['rebuild_per_call'] = rebuild_per_call
+    for switch, value in switches.items():
         setattr(TestCertification, switch, pytest.fixture(lambda self, _value=value: _value, name=switch))
     waived = target.expected_failures if expected_failures is None else expected_failures
     finish_suite(TestCertification, target.declared_limits, waived, only=only, time_scale=time_scale)
@@ -189,6 +194,10 @@ def capability_suite_from_environment() -> type[WorkspaceCapabilitySuite] | None
     target = _spec_target(spec)
     build = resolve_capability(spec.capability, target)
     capability_target = CapabilityTarget(
-        name=target.name, description=target.description, build=build, declared_limits=target.declared_limits
+        name=target.name,
+        description=target.description,
+        build=build,
+        declared_limits=target.declared_limits,
+        expected_failures=target.capability_expected_failures if build is target.capability else {},
     )
     return capability_suite_for(capability_target, name=f'TestCapability[{target.name}]')

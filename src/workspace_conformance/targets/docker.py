@@ -7,10 +7,10 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
+from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, WorkspaceRef
 
 from ._probe import first_line, missing_module, missing_program, probe
-from .base import NamedTarget, Target, TargetOption
+from .base import CapabilitySetup, NamedTarget, Target, TargetOption
 
 __all__ = ('DOCKER', 'PODMAN', 'RUN_LABEL')
 
@@ -53,6 +53,19 @@ RUNSC_LIMITS = {
     ),
 }
 """A defect of Docker on gVisor, not of the backend: the rule it breaks, and why it is a limit, not a failure."""
+
+
+ATTACHES_TO_ANY_CONTAINER = (
+    "the harness's DockerSandbox attaches to whatever container id a `docker` ref names (its docs: pass a ref "
+    'supplied by the application to attach to a container created earlier), so it accepts ids such as `/etc` or '
+    '`..` and containers it did not create; the contract says a capability attaches only to refs it recognizes, '
+    'and refs from history are untrusted (seen with pydantic-ai-harness 0.62)'
+)
+CAPABILITY_FAILURES = {
+    'hostile_ref_ids_are_declined': ATTACHES_TO_ANY_CONTAINER,
+    'a_neighbouring_environment_is_declined': ATTACHES_TO_ANY_CONTAINER,
+}
+"""Known failures of the harness's DockerSandbox capability, not of the rules."""
 
 
 def _missing(executable: str, package: str, options: Mapping[str, str]) -> str | None:
@@ -121,7 +134,7 @@ def _remove_labelled(executable: str, run_id: str) -> None:
 
 
 def _target(name: str, executable: str, options: Mapping[str, str], run_id: str) -> Target:
-    from pydantic_ai_harness.docker_sandbox import DockerSandboxBackend
+    from pydantic_ai_harness.docker_sandbox import DockerSandbox, DockerSandboxBackend
     from pydantic_ai_harness.docker_sandbox._backend import remove_container
 
     user = options.get('user')
@@ -154,6 +167,17 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
             raise ValueError('this backend has created no container yet')
         await remove_container(ref.id, executable=executable)
 
+    def capability(_: Path) -> CapabilitySetup:
+        # The harness's DockerSandbox as its users attach it: a new container on first use, labelled with the run.
+        sandbox: DockerSandbox[None] = DockerSandbox(
+            image=options['image'],
+            working_dir=working_dir,
+            allow_internet_access=False,
+            docker_args=docker_args,
+            executable=executable,
+        )
+        return CapabilitySetup(capability=sandbox, destroy_environment=sandbox.destroy, policy=ReadOnlyWorkspace)
+
     sacrificial = '/tmp/sacrificial/chain/workspace' if user else '/sacrificial/chain/workspace'
     runtime = f', runtime {options["runtime"]}' if 'runtime' in options else ''
     return Target(
@@ -166,6 +190,8 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
         destructive_backend=lambda _: new(sacrificial),
         attach_backend=attach,
         destroy_environment=destroy,
+        capability=capability,
+        capability_expected_failures=CAPABILITY_FAILURES,
         cleanup=lambda _: _remove_labelled(executable, run_id),
         declared_limits={
             **(PODMAN_LIMITS_BY_RULE if executable == 'podman' else {}),

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
+from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, WorkspaceRef
 
 from ._probe import missing_module, missing_program, probe
-from .base import NamedTarget, Target, TargetError, TargetOption
+from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
 
 __all__ = ('SSH',)
 
@@ -108,7 +108,7 @@ class _Remote:
 
 
 def _target(options: Mapping[str, str], run_id: str) -> Target:
-    from pydantic_ai_harness.ssh_workspace import SSHWorkspaceBackend
+    from pydantic_ai_harness.ssh_workspace import SSHWorkspace, SSHWorkspaceBackend
 
     remote = _Remote(options, run_id)
     ssh_args: Sequence[str] = remote.args
@@ -132,12 +132,22 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
             raise ValueError(f'ref {ref.id!r} is not on {remote.host}')
         return at(directory)
 
+    async def remove(ref: WorkspaceRef) -> None:
+        directory = ref.id.rpartition(':')[2]
+        await anyio.to_thread.run_sync(lambda: remote.shell('rm -rf -- "$1"', directory))
+
     async def destroy(backend: WorkspaceBackend) -> None:
         ref = backend.ref
         if ref is None:
             raise ValueError('this backend has no remote directory')
-        directory = ref.id.rpartition(':')[2]
-        await anyio.to_thread.run_sync(lambda: remote.shell('rm -rf -- "$1"', directory))
+        await remove(ref)
+
+    def capability(_: Path) -> CapabilitySetup:
+        # The harness's SSHWorkspace as its users attach it: one existing remote directory per rule.
+        workspace: SSHWorkspace[None] = SSHWorkspace(
+            remote.host, working_dir=remote.new_directory('capability'), ssh_args=ssh_args
+        )
+        return CapabilitySetup(capability=workspace, destroy_environment=remove, policy=ReadOnlyWorkspace)
 
     return Target(
         name='ssh',
@@ -146,6 +156,7 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         destructive_backend=sacrificial,
         attach_backend=attach,
         destroy_environment=destroy,
+        capability=capability,
         cleanup=lambda _: remote.stop(),
         declared_limits=DECLARED_LIMITS,
         expected_failures=EXPECTED_FAILURES,

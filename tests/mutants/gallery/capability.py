@@ -95,7 +95,12 @@ capability_mutant(
 )
 capability_mutant(
     name='fresh_backend_for_a_known_ref',
-    kills=['a_recognized_ref_is_supplied_with_exactly_that_ref', 'a_run_continues_in_the_ref_it_recorded'],
+    kills=[
+        'a_recognized_ref_is_supplied_with_exactly_that_ref',
+        'a_run_continues_in_the_ref_it_recorded',
+        'a_dbos_run_reattaches_after_recovery',
+        'a_prefect_run_reattaches_after_a_flow_retry',
+    ],
     bug='get_workspace ignores the ref it is given and hands out a fresh backend.',
     build=_provider(fresh_for_refs=True),
 )
@@ -339,7 +344,12 @@ class PerObject(AbstractCapability[Any]):
 
 capability_mutant(
     name='files_live_in_the_python_object',
-    kills=['rebuilt_workspaces_reach_the_same_files', 'a_run_continues_in_the_ref_it_recorded'],
+    kills=[
+        'rebuilt_workspaces_reach_the_same_files',
+        'a_run_continues_in_the_ref_it_recorded',
+        'a_dbos_run_reattaches_after_recovery',
+        'a_prefect_run_reattaches_after_a_flow_retry',
+    ],
     bug='The backend keeps files in the Python object, so a workspace rebuilt from the ref sees none of them.',
     build=lambda run_dir: CapabilitySetup(capability=PerObject()),
 )

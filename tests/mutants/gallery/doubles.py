@@ -11,7 +11,7 @@ from pydantic_ai.workspaces import FileEntry, WorkspaceBackend
 from workspace_conformance.doubles import InMemoryBackend, InMemoryProvider
 from workspace_conformance.doubles.provider import ProviderBackend
 
-from ..registry import breaks_in_memory, mutant
+from ..registry import breaks_in_memory, in_memory, mutant
 
 
 @breaks_in_memory(
@@ -74,4 +74,14 @@ mutant(
     bug='A provider SDK wrapper checks for an environment and creates one without a lock, racing itself.',
     backend=lambda run_dir: InMemoryBackend(),
     fresh_backend=_racing_provider,
+)
+
+
+mutant(
+    name='files_in_the_python_object',
+    kills=['bytes_round_trip_and_write_creates_parents', 'make_dir_creates_parents_and_is_idempotent'],
+    bug='The backend keeps its files in the Python object, so a backend rebuilt from its ref (durable) has none.',
+    backend=in_memory(InMemoryBackend),
+    attach_backend=lambda run_dir, ref: InMemoryBackend(ref=ref, lazy=False),
+    rebuild_per_call=True,
 )
