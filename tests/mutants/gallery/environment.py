@@ -11,23 +11,24 @@ from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, Workspa
 
 from workspace_conformance.doubles.forwarding import RunCall
 
-from ..registry import mutant, on_shared_dir
+from ..registry import breaks, mutant
 from ._shared import InterceptsRun, _sacrificial_dir
 
 
+@breaks(
+    kills=['commands_do_not_see_the_runners_environment'],
+    bug="run() starts commands with {**os.environ, **env}, so the runner's API keys reach every command.",
+)
 class ForwardsTheRunnersEnvironment(InterceptsRun):
     async def _run(self, call: RunCall) -> CommandResult:
         return await self._forward(dataclasses.replace(call, env={**os.environ, **(call.env or {})}))
 
 
-mutant(
-    name='forwards_the_runners_environment',
-    kills=['commands_do_not_see_the_runners_environment'],
-    bug="run() starts commands with {**os.environ, **env}, so the runner's API keys reach every command.",
-    backend=on_shared_dir(ForwardsTheRunnersEnvironment),
+@breaks(
+    kills=['the_ref_survives_message_storage'],
+    bug='ref is WorkspaceRef(id=self.root) with a pathlib.Path, which a stored history gives back as a str.',
+    name='puts_a_path_object_in_the_ref',
 )
-
-
 class PathInTheRef(LocalWorkspaceBackend):
     def __init__(self, root: Path) -> None:
         super().__init__(root)
@@ -36,14 +37,6 @@ class PathInTheRef(LocalWorkspaceBackend):
     @property
     def ref(self) -> WorkspaceRef:
         return WorkspaceRef(provider='local', id=self._root)  # type: ignore[arg-type]  # the bug: a Path, not a str
-
-
-mutant(
-    name='puts_a_path_object_in_the_ref',
-    kills=['the_ref_survives_message_storage'],
-    bug='ref is WorkspaceRef(id=self.root) with a pathlib.Path, which a stored history gives back as a str.',
-    backend=on_shared_dir(PathInTheRef),
-)
 
 
 class ExistsWithoutTheEnvironment(LocalWorkspaceBackend):
