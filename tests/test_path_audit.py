@@ -96,10 +96,12 @@ def _sacrificial(rule: str, path: str, *, mutation: bool = True) -> bool:
 
     Only the refusal rule may write or remove there: it asks a sacrificial environment to remove itself, and
     the ancestors that hold nothing but the way down to it (the local target's `destructive` folder, before
-    other environments exist). Any rule handed a destructive environment may read it and name it in commands.
+    other environments exist); and the rule that writes to an environment it then destroys. Any rule handed a
+    destructive environment may read it and name it in commands.
     """
+    writers = ('test_remove_refuses_the_working_dir', 'test_every_operation_on_a_destroyed_environment')
     if '/destructive/sacrificial-' in path:
-        return not mutation or rule.startswith('test_remove_refuses_the_working_dir')
+        return not mutation or rule.startswith(writers)
     return rule.startswith('test_remove_refuses_the_working_dir') and path.endswith('/destructive')
 
 

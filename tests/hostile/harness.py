@@ -152,6 +152,9 @@ def certify(
         **os.environ,
         **(environment or {}),
         'TMPDIR': str(tmp),
+        # Hypothesis keeps a cache (`.hypothesis/constants`) in the working directory, as it does for every user;
+        # it is Hypothesis's, not the run's, so it goes beside the run's output instead of into what is checked.
+        'HYPOTHESIS_STORAGE_DIRECTORY': str(out / 'hypothesis'),
         'PYTHONPATH': os.pathsep.join(filter(None, [str(ROOT), os.environ.get('PYTHONPATH')])),
         MARKER: marker,
     }
