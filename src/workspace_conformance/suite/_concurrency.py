@@ -22,6 +22,7 @@ import anyio
 import pytest
 
 from ..runtime.watchdog import WATCHDOG
+from ._requires import LIFECYCLE_REQUIREMENTS, OPTIONAL_FIXTURES, SWITCHES
 
 __all__ = (
     'ACCOUNTING',
@@ -49,10 +50,7 @@ SHAREABLE = frozenset(
         'anyio_backend',
         'make_symlink',
         'storage_holds_symlinks',
-        'can_detect_exit_with_inherited_output_pipes',
-        'filesystem_honors_shell_permissions',
-        'has_real_posix_shell',
-        'enforces_parent_file_errors',
+        *(fixture for fixture, _ in SWITCHES.values()),
         'declared_limits',
         'expected_failures',
         'conformance_time_scale',
@@ -61,8 +59,11 @@ SHAREABLE = frozenset(
     }
 )
 """The suite's configuration fixtures: function-scoped by default, yet one value for the whole class (checked)."""
-ENVIRONMENT_FACTORIES = frozenset({'fresh_backend', 'attach_backend', 'destructive_backend', 'destroy_environment'})
-"""Fixtures that build, attach to or destroy environments: a rule that uses one runs alone."""
+ENVIRONMENT_FACTORIES = frozenset(
+    fixture for requirement in LIFECYCLE_REQUIREMENTS for fixture in OPTIONAL_FIXTURES[requirement][0]
+)
+"""Fixtures that build, attach to or destroy environments (those of the lifecycle requirements): a rule that uses
+one runs alone."""
 
 PLAN = pytest.StashKey[tuple[pytest.Function, ...]]()
 """On the item that leads a batch: the items it checks, itself first."""

@@ -60,6 +60,8 @@ OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
     'destroy_ref': (('destroy_environment',), 'provide `destroy_environment`, `async (ref) -> None`,'),
     'policy': (('policy',), 'provide `policy`, a function wrapping a `Workspace` in your policy wrapper,'),
 }
+LIFECYCLE_REQUIREMENTS = ('fresh', 'attach', 'destroy', 'sacrificial')
+"""Requirements of rules that build, attach to or destroy environments: such rules always run alone."""
 SWITCHES: dict[str, tuple[str, str]] = {
     'posix_shell': ('has_real_posix_shell', 'the backend has no real POSIX shell, processes or byte streams'),
     'inherited_pipes': (

@@ -13,6 +13,7 @@ import pytest
 
 from ..vocabulary import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement
 from ._guard import guarded
+from ._requires import LIFECYCLE_REQUIREMENTS
 
 __all__ = (
     'AREAS',
@@ -32,8 +33,6 @@ __all__ = (
 
 RULE_ATTRIBUTE = '__conformance_rule__'
 NARROWED_ATTRIBUTE = '__conformance_narrowed__'
-LIFECYCLE_REQUIREMENTS = ('fresh', 'attach', 'destroy', 'sacrificial')
-"""Requirements of rules that build, attach to or destroy environments: such rules always run alone."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds a rule may run before its hang guard fails it, before `conformance_time_scale` scales it."""
 
