@@ -33,7 +33,7 @@ __all__ = (
 
 BackendArea = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes', 'properties', 'stateful']
 """The areas of `WorkspaceBackendSuite`: the backend protocol."""
-CapabilityArea = Literal['selection', 'untrusted', 'runs', 'policies', 'rebuild', 'hygiene']
+CapabilityArea = Literal['selection', 'untrusted', 'runs', 'facade', 'policies', 'rebuild', 'hygiene']
 """The areas of `WorkspaceCapabilitySuite`: what a capability's `get_workspace` supplies, and agent runs over it."""
 Area = Literal[BackendArea, CapabilityArea]
 """The parts of the contract a rule belongs to, in the order the catalog lists them."""
