@@ -8,6 +8,7 @@ from ..suite._rules import Rule, catalog
 from ._support import CapabilityFixtures, Policy
 from .durable import DurableRules
 from .hygiene import HygieneRules
+from .local import LocalRules
 from .policies import PolicyRules
 from .rebuild import RebuildRules, Rebuilt
 from .runs import RunRules
@@ -25,6 +26,7 @@ class WorkspaceCapabilitySuite(
     RebuildRules,
     DurableRules,
     HygieneRules,
+    LocalRules,
     CapabilityFixtures,
 ):
     """Subclass in a pytest module and provide a `capability` fixture; each test method checks one rule.

@@ -158,8 +158,8 @@ def select_some(capability: AbstractCapability[Any], deps: object, ref: Workspac
     return selected
 
 
-def _script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """A model that calls the rule's tool once, then answers."""
+def script_one_tool_call(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """A `FunctionModel` function that calls the tool `act` once, then answers."""
     if any(isinstance(part, ToolReturnPart) for part in messages[-1].parts):
         return ModelResponse(parts=[TextPart('done')])
     return ModelResponse(parts=[ToolCallPart('act', {})])
@@ -178,7 +178,9 @@ async def run_tool(
 
     Returns what `action` returned and the run's result; an exception of the tool ends the run and is raised.
     """
-    agent: Agent[Any, str] = Agent(FunctionModel(_script), capabilities=[] if capability is None else [capability])
+    agent: Agent[Any, str] = Agent(
+        FunctionModel(script_one_tool_call), capabilities=[] if capability is None else [capability]
+    )
     returned: list[Result] = []
 
     @agent.tool

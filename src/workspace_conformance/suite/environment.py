@@ -9,15 +9,26 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart
-from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef, WorkspaceUnavailableError
+from pydantic_ai.workspaces import (
+    SupportsFilesystem,
+    SupportsRealpath,
+    Workspace,
+    WorkspaceBackend,
+    WorkspaceRef,
+    WorkspaceUnavailableError,
+)
 
 from ._rules import rule
 from ._support import expect_error, skip, supplied, workspace_of
 
-__all__ = ('CANARY', 'EnvironmentRules', 'environment_of', 'leaked', 'runners_canary')
+__all__ = ('CANARY', 'SHELL_UTILITIES', 'EnvironmentRules', 'environment_of', 'leaked', 'runners_canary')
 
 CANARY = 'WORKSPACE_CONFORMANCE_CANARY_API_KEY'
 """The name of the secret-looking variable set in the runner's own environment while a hygiene rule runs."""
+
+SHELL_UTILITIES = ('base64', 'cp', 'dd', 'find', 'mkdir', 'mv', 'rm', 'wc')
+"""What pydantic-ai's shell-derived filesystem runs besides `sh` builtins (its docs), `readlink` aside for realpath."""
+_MISSING_UTILITIES = 'for tool in "$@"; do command -v "$tool" >/dev/null 2>&1 || printf "%s\\n" "$tool"; done'
 
 Factory = Callable[[], WorkspaceBackend] | None
 Destroy = Callable[[WorkspaceBackend], Awaitable[None]] | None
@@ -48,6 +59,13 @@ async def environment_of(workspace: Workspace) -> dict[str, str]:
     return {name: value for name, _, value in pairs}
 
 
+def shell_utilities_needed(workspace: Workspace) -> tuple[str, ...]:
+    """The utilities the facade's shell fallbacks run for this backend: none when it has native files and realpath."""
+    beneath = workspace.backend
+    needed = () if isinstance(beneath, SupportsFilesystem) else SHELL_UTILITIES
+    return needed if isinstance(beneath, SupportsRealpath) else (*needed, 'readlink')
+
+
 def leaked(seen: dict[str, str], secret: str) -> list[str]:
     """The variables of `seen` that carry the runner's canary, by name or by value."""
     return sorted(name for name, value in seen.items() if name == CANARY or secret in value)
@@ -66,6 +84,22 @@ class EnvironmentRules:
         found = leaked(seen, secret)
         assert not found, (
             f"the runner's variable {CANARY} reached commands (as {found}): the backend forwards os.environ"
+        )
+
+    @rule(area='files', requires=['commands'], since='0.3.0')
+    async def test_the_shell_filesystem_finds_its_utilities(self, backend: WorkspaceBackend) -> None:
+        """Where file methods or realpath go through the shell, every utility the shell filesystem runs is there."""
+        workspace = workspace_of(backend)
+        needed = shell_utilities_needed(workspace)
+        if not needed:
+            skip('not-applicable', 'the backend has native file methods and realpath: no shell fallback runs')
+        result = await workspace.run(['sh', '-c', _MISSING_UTILITIES, 'sh', *needed])
+        assert result.exit_code == 0, f'`sh -c "command -v ..."` exited {result.exit_code}: {result.stderr[:200]}'
+        missing = result.stdout.split()
+        assert not missing, (
+            f"the environment has no {', '.join(missing)}, which pydantic-ai's shell filesystem runs for this "
+            f'backend (it has no native {"realpath" if missing == ["readlink"] else "file methods"}): '
+            'those file operations fail with WorkspaceError'
         )
 
     @rule(area='lifecycle', requires=['filesystem'], since='0.3.0')

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, WorkspaceRef
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, Workspace, WorkspaceRef
 
 from workspace_conformance.doubles.forwarding import RunCall
+from workspace_conformance.targets.local_shell import CommandsOnly
 
-from ..registry import breaks, mutant
+from ..registry import breaks, mutant, shared_dir
 from ._shared import InterceptsRun, _sacrificial_dir
 
 
@@ -50,3 +53,41 @@ mutant(
     bug='exists() is os.path.lexists(path) with no check of the environment, so a destroyed one answers False.',
     destructive_backend=lambda run_dir: ExistsWithoutTheEnvironment(_sacrificial_dir(run_dir)),
 )
+
+
+class WithoutFind(InterceptsRun):
+    """Runs commands with a PATH of the shell filesystem's utilities, `find` left out, like a minimal image."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self._bin = root.parent / 'minimal-bin'
+        self._bin.mkdir(exist_ok=True)
+        for tool in ('sh', 'env', 'base64', 'cp', 'dd', 'mkdir', 'mv', 'readlink', 'rm', 'wc'):
+            found = shutil.which(tool)
+            link = self._bin / tool
+            if found is not None and not link.exists():
+                link.symlink_to(found)
+
+    async def _run(self, call: RunCall) -> CommandResult:
+        return await self._forward(dataclasses.replace(call, env={**(call.env or {}), 'PATH': str(self._bin)}))
+
+
+mutant(
+    name='shell_filesystem_without_find',
+    kills=['the_shell_filesystem_finds_its_utilities'],
+    bug='A commands-only backend whose image has no `find`, so listing and reading through the shell fail.',
+    backend=lambda run_dir: Workspace(CommandsOnly(WithoutFind(shared_dir(run_dir)))),
+)
+
+
+@breaks(
+    kills=['missing_paths_raise_file_not_found'],
+    bug="read_bytes() of a missing path raises pydantic-ai's UserError, which belongs to the facade, not backends.",
+    name='raises_user_error_for_a_missing_path',
+)
+class UserErrorForMissingPaths(LocalWorkspaceBackend):
+    async def read_bytes(self, path: str) -> bytes:
+        try:
+            return await super().read_bytes(path)
+        except FileNotFoundError as error:
+            raise UserError(f'no such file: {path}') from error
