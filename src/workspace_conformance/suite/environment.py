@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart
 from pydantic_ai.workspaces import (
+    SupportsCommands,
     SupportsFilesystem,
     SupportsRealpath,
     Workspace,
@@ -17,9 +18,11 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
     WorkspaceUnavailableError,
 )
+from typing_extensions import get_protocol_members
 
 from ._rules import rule
 from ._support import expect_error, skip, supplied, workspace_of
+from ._tracing import unwrap
 
 __all__ = ('CANARY', 'SHELL_UTILITIES', 'EnvironmentRules', 'environment_of', 'leaked', 'runners_canary')
 
@@ -100,6 +103,23 @@ class EnvironmentRules:
             f"the environment has no {', '.join(missing)}, which pydantic-ai's shell filesystem runs for this "
             f'backend (it has no native {"realpath" if missing == ["readlink"] else "file methods"}): '
             'those file operations fail with WorkspaceError'
+        )
+
+    @rule(area='lifecycle', since='0.3.0')
+    async def test_native_file_methods_are_all_or_none(self, backend: WorkspaceBackend) -> None:
+        """A backend has every `SupportsFilesystem` method or none: the facade uses a partial set nowhere."""
+        raw = unwrap(backend)
+        beneath = raw.backend if isinstance(raw, Workspace) else raw
+        members = sorted(get_protocol_members(SupportsFilesystem))
+        present = [name for name in members if callable(getattr(beneath, name, None))]
+        missing = [name for name in members if name not in present]
+        fallback = (
+            'Workspace ignores them and runs every file operation through the shell'
+            if isinstance(beneath, SupportsCommands)
+            else 'Workspace refuses every file operation with UserError'
+        )
+        assert not present or not missing, (
+            f'{type(beneath).__qualname__} has the file methods {present} but not {missing}: {fallback}'
         )
 
     @rule(area='lifecycle', requires=['filesystem'], since='0.3.0')

@@ -91,3 +91,18 @@ class UserErrorForMissingPaths(LocalWorkspaceBackend):
             return await super().read_bytes(path)
         except FileNotFoundError as error:
             raise UserError(f'no such file: {path}') from error
+
+
+class ReadsNatively(CommandsOnly):
+    """A commands backend that also reads files natively, the rest of `SupportsFilesystem` never written."""
+
+    async def read_bytes(self, path: str) -> bytes:
+        return await self._backend.read_bytes(path)
+
+
+mutant(
+    name='implements_part_of_the_file_methods',
+    kills=['native_file_methods_are_all_or_none'],
+    bug='The backend adds a native read_bytes to its commands but no other file method, so Workspace never calls it.',
+    backend=lambda run_dir: ReadsNatively(LocalWorkspaceBackend(shared_dir(run_dir))),
+)
