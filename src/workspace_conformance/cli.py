@@ -419,7 +419,8 @@ def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | 
             if problem is not None:
                 return problem
     if args.keyword is not None:
-        return keyword_problem(args.keyword, (f'test_{rule.id}' for rule in rules()), loops)
+        selectable = (*rules(), *(capability_rules() if args.capability is not None else ()))
+        return keyword_problem(args.keyword, (f'test_{rule.id}' for rule in selectable), loops)
     return None
 
 

@@ -40,3 +40,13 @@ def test_certify_provider_with_its_capability(tmp_path: Path) -> None:
 def test_a_capability_factory_that_returns_no_capability_is_refused(tmp_path: Path) -> None:
     status = _certify(['local', '--capability', 'os:getcwd', '--report', str(tmp_path / 'report')])
     assert status == 2
+
+
+def test_k_may_name_only_capability_rules(tmp_path: Path) -> None:
+    status = _certify(
+        ['local', '--capability', '-k', 'get_workspace_builds_without_io', '--report', str(tmp_path / 'report')]
+    )
+    report = json.loads((tmp_path / 'report' / 'report.json').read_text())
+    statuses = {rule['rule_id']: rule['status'] for suite in report['suites'] for rule in suite['rules']}
+    assert statuses['get_workspace_builds_without_io'] == 'passed'
+    assert status == 1  # narrowed by -k: not certified

@@ -5,8 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart, sanitize_messages
+from pydantic_ai.models.test import TestModel
 from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
 from ..authoring import rule
@@ -28,6 +30,20 @@ async def _use_twice(workspace: Workspace) -> WorkspaceRef:
     ref = await first_use(workspace)
     await workspace.exists(await workspace.working_dir())
     return ref
+
+
+def _sanitized(messages: list[ModelMessage]) -> list[tuple[str, list[ModelMessage]]]:
+    """The history after `sanitize_messages`, and after a UI adapter's sanitizing of client messages, by name."""
+    from pydantic_ai.ui.vercel_ai import VercelAIAdapter
+    from pydantic_ai.ui.vercel_ai.request_types import SubmitMessage
+
+    adapter = VercelAIAdapter(
+        agent=Agent(TestModel()), run_input=SubmitMessage(id='workspace-conformance', messages=[])
+    )
+    return [
+        ('sanitize_messages', sanitize_messages(messages)),
+        ('VercelAIAdapter.sanitize_messages', adapter.sanitize_messages(messages)),
+    ]
 
 
 def _stored(result: Any) -> list[ModelMessage]:
@@ -65,6 +81,27 @@ class RunRules:
                 assert seen, (
                     f'a run given {ref_text(ref)} by {how} does not see the file {mark.name} the first run wrote'
                 )
+        finally:
+            await mark.remove(result.workspace)
+
+    @rule(area='runs')
+    async def test_a_run_without_workspace_capabilities_carries_the_ref_on(
+        self, capability: AbstractCapability[Any], deps: object
+    ) -> None:
+        """An agent with no workspace capability keeps a history's ref on its answer; the conversation goes on there."""
+        mark, ref, result = await _marked_run(capability, deps)
+        try:
+            middle = await Agent(TestModel(call_tools=[])).run('carry on', message_history=_stored(result), deps=deps)
+            carried = middle.response.workspace_ref
+            assert carried == ref, (
+                f'an agent with no workspace capability answered over a history in {ref_text(ref)} and recorded '
+                f'{carried!r}: the conversation lost its environment'
+            )
+            seen, later = await run_tool(capability, mark.seen_in, deps=deps, message_history=_stored(middle))
+            assert later.workspace.ref == ref and seen, (
+                f'a run over the history carried on by an agent without workspace capabilities ran in '
+                f'{later.workspace.ref!r}, not {ref_text(ref)} where {mark.name} was left'
+            )
         finally:
             await mark.remove(result.workspace)
 
@@ -109,13 +146,13 @@ class RunRules:
 
     @rule(area='runs')
     async def test_sanitized_history_offers_no_ref(self, capability: AbstractCapability[Any], deps: object) -> None:
-        """After `sanitize_messages` a history names no workspace: a run over it starts afresh."""
+        """Sanitized by `sanitize_messages` or a UI adapter, a history names no workspace: a run over it starts anew."""
         fixed = own_environment(capability, deps)
         mark, ref, result = await _marked_run(capability, deps)
         try:
-            cleaned = sanitize_messages(_stored(result))
-            left = [m.workspace_ref for m in cleaned if isinstance(m, ModelResponse) and m.workspace_ref is not None]
-            assert not left, f'sanitize_messages left workspace refs in the history: {left[:2]}'
+            for how, cleaned in _sanitized(_stored(result)):
+                left = [m.workspace_ref for m in cleaned if isinstance(m, ModelResponse) and m.workspace_ref]
+                assert not left, f'{how} left workspace refs in the history: {left[:2]}'
             seen, later = await run_tool(capability, mark.seen_in, deps=deps, message_history=cleaned)
             if is_fixed(fixed):
                 assert later.workspace.ref == fixed.ref, f'a run over sanitized history ran in {later.workspace.ref!r}'

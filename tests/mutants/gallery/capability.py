@@ -98,6 +98,7 @@ capability_mutant(
     kills=[
         'a_recognized_ref_is_supplied_with_exactly_that_ref',
         'a_run_continues_in_the_ref_it_recorded',
+        'a_run_without_workspace_capabilities_carries_the_ref_on',
         'a_dbos_run_reattaches_after_recovery',
         'a_prefect_run_reattaches_after_a_flow_retry',
     ],
@@ -347,6 +348,7 @@ capability_mutant(
     kills=[
         'rebuilt_workspaces_reach_the_same_files',
         'a_run_continues_in_the_ref_it_recorded',
+        'a_run_without_workspace_capabilities_carries_the_ref_on',
         'a_dbos_run_reattaches_after_recovery',
         'a_prefect_run_reattaches_after_a_flow_retry',
     ],
