@@ -7,6 +7,7 @@ import pytest
 from ..suite._rules import Rule, catalog
 from ._support import CapabilityFixtures, Policy
 from .durable import DurableRules
+from .facade import FacadeRules
 from .hygiene import HygieneRules
 from .policies import PolicyRules
 from .rebuild import RebuildRules, Rebuilt
@@ -21,6 +22,7 @@ class WorkspaceCapabilitySuite(
     SelectionRules,
     UntrustedRefRules,
     RunRules,
+    FacadeRules,
     PolicyRules,
     RebuildRules,
     DurableRules,
