@@ -7,6 +7,7 @@ import pytest
 from ..suite._rules import Rule, catalog
 from ._support import CapabilityFixtures, Policy
 from .durable import DurableRules
+from .facade import FacadeRules
 from .hygiene import HygieneRules
 from .local import LocalRules
 from .policies import PolicyRules
@@ -22,6 +23,7 @@ class WorkspaceCapabilitySuite(
     SelectionRules,
     UntrustedRefRules,
     RunRules,
+    FacadeRules,
     PolicyRules,
     RebuildRules,
     DurableRules,
