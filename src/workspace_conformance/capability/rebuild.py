@@ -1,20 +1,35 @@
 """Rules of durable rebuild: each operation through a workspace freshly rebuilt from its ref by `get_workspace`.
 
 Under durable execution every workspace call rebuilds the workspace from the run's ref through the capabilities, so
-nothing an operation did may live only in the Python object that made it.
+nothing an operation did may live only in the Python object that made it; on an engine whose units run on another
+worker (Temporal), the rebuild gets only the run context that crossed to the worker.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import pydantic_core
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.workspaces import Workspace, WorkspaceRef
+from pydantic_ai.durable_exec import DurabilityEngineSpec, DurableRunContext
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
 
 from ..authoring import rule
-from ._support import MARK_PREFIX, described, first_use, own_environment, ref_text, select
+from ._support import (
+    MARK_PREFIX,
+    described,
+    error_text,
+    first_use,
+    own_environment,
+    ref_text,
+    script_one_tool_call,
+    select,
+)
 from .selection import shape
 
 __all__ = ('RebuildRules', 'Rebuilt', 'rebuilt')
@@ -46,6 +61,60 @@ async def rebuilt(capability: AbstractCapability[Any], deps: object) -> tuple[Wo
     """The capability's own workspace after its first operation, and a rebuilder for its ref."""
     origin = own_environment(capability, deps)
     return origin, Rebuilt(capability, deps, await first_use(origin))
+
+
+async def dispatched(capability: AbstractCapability[Any], deps: object) -> tuple[RunContext[Any], dict[str, Any]]:
+    """A tool's run context in a real agent run after the workspace's first use, and that context serialized.
+
+    The serialized mapping is what `DurableRunContext.serialize_run_context` gives at dispatch, after the JSON
+    round trip of an engine that sends it to another worker; it carries the run's ref as `workspace_ref`.
+    """
+    taken: list[tuple[RunContext[Any], dict[str, Any]]] = []
+    agent: Agent[Any, str] = Agent(FunctionModel(script_one_tool_call), capabilities=[capability])
+
+    @agent.tool
+    async def act(ctx: RunContext[Any]) -> str:
+        await first_use(ctx.workspace)
+        wire = pydantic_core.to_jsonable_python(DurableRunContext.serialize_run_context(ctx))
+        taken.append((ctx, wire))
+        return 'ok'
+
+    await agent.run('use the workspace', deps=deps)
+    assert taken, 'the agent run finished without calling its tool'
+    return taken[0]
+
+
+def _supplied(
+    capability: AbstractCapability[Any], ctx: RunContext[Any], ref: WorkspaceRef | None, side: str
+) -> tuple[object, ...]:
+    """The shape of what `get_workspace(ctx, ref=ref)` supplies on `side`; a raised error fails the rule, saying so."""
+    try:
+        selected = capability.get_workspace(ctx, ref=ref)
+    except UserError as error:
+        raise AssertionError(
+            f'{side}, get_workspace(ref={ref!r}) raised {error_text(error)}: it reads a run-context field that does '
+            'not cross to a durable worker (only deps and the serialized fields do)'
+        ) from error
+    except Exception as error:
+        raise AssertionError(f'{side}, get_workspace(ref={ref!r}) raised {error_text(error)}') from error
+    if isinstance(selected, WorkspaceBackend) and not isinstance(selected, Workspace):
+        selected = Workspace(selected)
+    assert selected is not None, f'{side}, get_workspace(ref={ref!r}) returned None'
+    assert isinstance(selected, Workspace), f'{side}, get_workspace(ref={ref!r}) returned {selected!r}'
+    return shape(selected)
+
+
+WORKER = DurabilityEngineSpec(engine_name='a durable engine', durable_unit_noun='unit', durable_container_noun='run')
+"""How the errors of a rebuilt run context name the engine: none in particular."""
+
+
+def _on_worker(ctx: RunContext[Any], wire: Mapping[str, Any], deps: object) -> RunContext[Any]:
+    """The run context a worker restores from `wire`, the worker's agent attached, before it rebuilds the workspace.
+
+    `get_workspace` runs there before the restored context has a workspace, so the rebuilt one gets none.
+    """
+    carried = {name: value for name, value in wire.items() if name != 'workspace_ref'}
+    return DurableRunContext.restore(carried, deps=deps, agent=ctx.agent, engine_spec=WORKER)
 
 
 class RebuildRules:
@@ -96,3 +165,20 @@ class RebuildRules:
             f'rebuilt from its ref the workspace is {different[0]}, where get_workspace(ref=None) gave {expected} '
             '(layers, ref, durable policies)'
         )
+
+    @rule(area='rebuild')
+    async def test_get_workspace_answers_the_same_on_a_durable_worker(
+        self, capability: AbstractCapability[Any], deps: object
+    ) -> None:
+        """From the serialized run context a worker gets, `get_workspace` supplies what it supplies in the workflow."""
+        ctx, wire = await dispatched(capability, deps)
+        ref = ctx.workspace.ref
+        assert isinstance(ref, WorkspaceRef), f'after its first operation the run reports ref {ref!r}'
+        on_worker = _on_worker(ctx, wire, deps)
+        for asked in (ref, None):
+            workflow = _supplied(capability, ctx, asked, 'in the workflow')
+            worker = _supplied(capability, on_worker, asked, 'on a durable worker')
+            assert worker == workflow, (
+                f'get_workspace(ref={asked!r}) supplies {worker} on a durable worker, {workflow} in the workflow '
+                '(layers, ref, durable policies)'
+            )

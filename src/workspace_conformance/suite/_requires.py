@@ -78,6 +78,7 @@ SWITCHES: dict[str, tuple[str, str]] = {
 ENGINES: dict[str, tuple[tuple[str, ...], str]] = {
     'dbos': (('dbos',), 'DBOS is not installed (`pip install workspace-conformance[durable]`)'),
     'prefect': (('prefect',), 'Prefect is not installed (`pip install workspace-conformance[durable]`)'),
+    'temporal': (('temporalio',), 'temporalio is not installed (`pip install workspace-conformance[durable]`)'),
 }
 """Durable-engine requirements: the modules the engine's local harness needs, and the skip when one is missing."""
 TOOLS = ('ln', 'mkfifo', 'setsid')

@@ -45,6 +45,8 @@ class CapabilitySetup:
     destroy_environment: Callable[[WorkspaceRef], Awaitable[None]] | None = None
     foreign_refs: Sequence[WorkspaceRef] = ()
     policy: Callable[[Workspace], Workspace] | None = None
+    secrets: Sequence[str] | None = None
+    """Credentials the capability is configured with; None: the runner's secret-looking environment values."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
 from ..capability import WorkspaceCapabilitySuite
+from ..capability.records import runners_secrets
 from ..suite import narrow
 from .base import CapabilitySetup
 
@@ -66,6 +67,10 @@ def capability_suite_for(
         @pytest.fixture
         def policy(self, setup: CapabilitySetup) -> Callable[[Workspace], Workspace] | None:
             return setup.policy
+
+        @pytest.fixture
+        def secrets(self, setup: CapabilitySetup) -> Sequence[str]:
+            return runners_secrets() if setup.secrets is None else setup.secrets
 
     waived = target.expected_failures if expected_failures is None else expected_failures
     finish_suite(TestCapability, target.declared_limits, waived, only=only, time_scale=time_scale)

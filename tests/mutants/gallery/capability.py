@@ -101,6 +101,7 @@ capability_mutant(
         'a_run_without_workspace_capabilities_carries_the_ref_on',
         'a_dbos_run_reattaches_after_recovery',
         'a_prefect_run_reattaches_after_a_flow_retry',
+        'a_temporal_run_reattaches_after_an_activity_retry',
     ],
     bug='get_workspace ignores the ref it is given and hands out a fresh backend.',
     build=_provider(fresh_for_refs=True),
