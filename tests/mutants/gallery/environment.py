@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, WorkspaceRef
+from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, WorkspaceRef, WorkspaceUnavailableError
 
 from workspace_conformance.doubles.forwarding import RunCall
 
 from ..registry import breaks, mutant
-from ._shared import InterceptsRun, _sacrificial_dir
+from ._shared import InterceptsRun, _sacrificial_dir, _within
 
 
 @breaks(
@@ -49,4 +49,28 @@ mutant(
     kills=['every_operation_on_a_destroyed_environment_raises_unavailable'],
     bug='exists() is os.path.lexists(path) with no check of the environment, so a destroyed one answers False.',
     destructive_backend=lambda run_dir: ExistsWithoutTheEnvironment(_sacrificial_dir(run_dir)),
+)
+
+
+class WriteRecreatesTheWorkingDir(LocalWorkspaceBackend):
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        root = self._working_dir
+
+        def make_parents() -> None:
+            alive = root.is_dir()
+            parent = Path(path).parent
+            if _within(parent, root.parents[1]):  # the bug stays inside the sacrificial directory
+                parent.mkdir(parents=True, exist_ok=True)  # the bug: `mkdir -p` before the environment is checked
+            if not alive:
+                raise WorkspaceUnavailableError(f'local workspace directory {root} does not exist')
+
+        await anyio.to_thread.run_sync(make_parents)
+        await super().write_bytes(path, data)
+
+
+mutant(
+    name='write_recreates_the_working_dir',
+    kills=['every_operation_on_a_destroyed_environment_raises_unavailable'],
+    bug='write_bytes runs `mkdir -p` of the parent before refusing a destroyed environment, recreating it empty.',
+    destructive_backend=lambda run_dir: WriteRecreatesTheWorkingDir(_sacrificial_dir(run_dir)),
 )
