@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets import NAMED_TARGETS, TargetError
+from workspace_conformance.targets._ledger import read_refs
+from workspace_conformance.targets.certification import BuiltBackends
+from workspace_conformance.targets.local import LazyLocalBackend
 
 from .runner import QUICK_CERTIFY
 
@@ -163,3 +169,21 @@ def test_the_matrix_labels_a_run_with_options_after_its_target() -> None:
         sys.path.pop(0)
     assert _label('docker+runtime=runsc') == 'docker --runtime runsc'
     assert _label('podman') == 'podman'
+
+
+def test_built_backends_records_refs_and_lets_go_once_they_are_known(tmp_path: Path) -> None:
+    built = BuiltBackends(tmp_path)
+    factory = built.factory(lambda run_root: LazyLocalBackend(run_root / 'fresh'), tmp_path / 'asyncio')
+    assert factory is not None
+    created, unused = factory(), factory()
+    anyio.run(created.working_dir)
+    ref = created.ref
+    gone = weakref.ref(created)
+    del created
+    built.settle()
+    gc.collect()
+    assert gone() is None, 'a backend whose ref is recorded is still held, so a rule cannot drop it'
+    assert read_refs(tmp_path) == [ref]
+    anyio.run(unused.working_dir)  # an environment made after the last settle is still recorded at the end
+    built.finish()
+    assert read_refs(tmp_path) == [ref, unused.ref]

@@ -6,18 +6,20 @@ import math
 import posixpath
 import shlex
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from pydantic_ai.workspaces import (
     CommandResult,
+    LocalWorkspaceBackend,
     SupportsCommands,
     WorkspaceBackend,
     WorkspaceOutputLimitError,
     WorkspaceTimeoutError,
 )
 
-from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, workspace_of
+from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, unwrap, workspace_of
 
 __all__ = ('CommandRules',)
 
@@ -25,6 +27,12 @@ DOUBLING_ROUNDS = 14
 """`printf` of a string doubled this many times: 16 Ki copies, past every pipe buffer."""
 OUTPUT_PAST_CAPS = 12
 """MiB one command writes to check output caps: past `LocalWorkspaceBackend`'s 10 MiB and common provider caps."""
+STDERR_BEFORE_CAPS = 128
+"""KiB the same command writes to stderr first, so both streams have output within any cap worth the name."""
+LOCAL_OUTPUT_CAP = 10 * 1024 * 1024
+"""`LocalWorkspaceBackend`'s ceiling on a command's combined stdout and stderr, in bytes."""
+LOCAL_PREVIEW = 64 * 1024
+"""Characters of each stream `LocalWorkspaceBackend`'s output limit error keeps (ASCII output: bytes)."""
 EXIT_CODES = (0, 1, 2, 42, 126, 127, 128, 200, 255)
 CONCURRENT_COMMANDS = 6
 ALWAYS_CHANGING = frozenset({'_', 'PWD', 'OLDPWD', 'SHLVL'})
@@ -56,6 +64,68 @@ async def _backend_variable(backend: WorkspaceBackend) -> tuple[str, str]:
         if name in variables:
             return name, variables[name]
     skip('environment', 'commands run with an empty environment, so there is no variable of the backend to observe')
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What one stream of the output-cap writer carries: a marker, then `size` copies of `fill`."""
+
+    name: str
+    marker: str
+    fill: str
+    size: int
+
+    def prefix(self, length: int) -> str:
+        """The first `length` characters the stream wrote."""
+        return (self.marker + self.fill * max(0, length - len(self.marker)))[:length]
+
+    def whole(self) -> str:
+        return self.prefix(len(self.marker) + self.size)
+
+    def preview_problem(self, preview: object, limit: int) -> str | None:
+        """Why `preview` is not a captured beginning of this stream bounded by `limit`, or None when it is one."""
+        if not isinstance(preview, str):
+            return f'the {self.name} preview is a {type(preview).__name__}, not a str'
+        if len(preview) > limit:
+            return f'the {self.name} preview holds {len(preview)} characters, more than the limit {limit}'
+        if preview != self.prefix(len(preview)):
+            return f'the {self.name} preview {preview[:60]!r} is not the beginning of what the command wrote there'
+        return None
+
+
+_CAPPED_STDERR = _Written('stderr', 'err-begins:', 'b', STDERR_BEFORE_CAPS * 1024)
+_CAPPED_STDOUT = _Written('stdout', 'out-begins:', 'a', OUTPUT_PAST_CAPS * 1024 * 1024)
+_PAST_THE_CAPS = (
+    f"printf '{_CAPPED_STDERR.marker}' >&2; "
+    f'dd if=/dev/zero bs=1024 count={STDERR_BEFORE_CAPS} 2>/dev/null | tr "\\000" {_CAPPED_STDERR.fill} >&2; '
+    f"printf '{_CAPPED_STDOUT.marker}'; "
+    f'dd if=/dev/zero bs=1048576 count={OUTPUT_PAST_CAPS} 2>/dev/null | tr "\\000" {_CAPPED_STDOUT.fill}'
+)
+"""All of stderr's output first, then stdout's: 128 KiB within any cap, then 12 MiB past the common ones."""
+
+
+async def _past_the_caps(backend: WorkspaceBackend) -> CommandResult | WorkspaceOutputLimitError:
+    """The result of the output-cap writer, or the `WorkspaceOutputLimitError` it raised."""
+    try:
+        return await commands_of(backend).run(['sh', '-c', _PAST_THE_CAPS])
+    except WorkspaceOutputLimitError as error:
+        return error
+
+
+def _check_output_limit_error(error: WorkspaceOutputLimitError) -> None:
+    """Fail unless `error` has a positive int `limit` and previews that are captured beginnings of both streams."""
+    limit = error.limit
+    assert type(limit) is int and limit > 0, f'the output limit error gave limit={limit!r}, not a positive int'
+    for stream, preview in ((_CAPPED_STDERR, error.stderr), (_CAPPED_STDOUT, error.stdout)):
+        problem = stream.preview_problem(preview, limit)
+        assert problem is None, f'{problem} (the output limit error of {OUTPUT_PAST_CAPS} MiB of output)'
+    # stderr wrote first, so it has output within any cap; stdout does once the cap is past stderr's output.
+    assert error.stderr, 'the output limit error held an empty stderr preview, though stderr wrote before stdout did'
+    within = len(_CAPPED_STDERR.whole())
+    assert error.stdout or limit <= within, (
+        f'the output limit error (limit={limit}) held an empty stdout preview, though the command wrote only '
+        f'{within} characters to stderr before writing to stdout'
+    )
 
 
 def _describe(result: CommandResult) -> str:
@@ -294,21 +364,46 @@ class CommandRules:
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
     async def test_output_past_a_cap_is_complete_or_an_output_limit_error(self, backend: WorkspaceBackend) -> None:
-        """Output past any cap is returned complete or raises `WorkspaceOutputLimitError`, never cut short."""
-        size = OUTPUT_PAST_CAPS * 1024 * 1024
-        script = f'dd if=/dev/zero bs=1048576 count={OUTPUT_PAST_CAPS} 2>/dev/null | tr "\\000" a'
-        limited: WorkspaceOutputLimitError | None = None
-        try:
-            result = await commands_of(backend).run(['sh', '-c', script])
-        except WorkspaceOutputLimitError as error:
-            limited = error
-        if limited is not None:
-            assert set(limited.stdout) <= {'a'}, f'the output limit error held stdout {limited.stdout[:100]!r}'
+        """Output past any cap is returned whole, or raises `WorkspaceOutputLimitError` with `limit` and both previews.
+
+        The error's `limit` is a positive int and its `stdout` and `stderr` are the captured beginnings of the
+        streams: each a prefix of what the stream wrote, no longer than the limit, and not empty where the stream
+        wrote within it. Never a success cut short.
+        """
+        outcome = await _past_the_caps(backend)
+        if isinstance(outcome, WorkspaceOutputLimitError):
+            _check_output_limit_error(outcome)
             return
-        assert result.exit_code == 0, f'the writer exited {result.exit_code}: {result.stderr[:200]!r}'
-        assert len(result.stdout) == size and set(result.stdout) == {'a'}, (
-            f'{OUTPUT_PAST_CAPS} MiB of output came back as a success holding {len(result.stdout)} characters'
+        assert outcome.exit_code == 0, f'the writer exited {outcome.exit_code}: {outcome.stderr[:200]!r}'
+        for stream, text in ((_CAPPED_STDOUT, outcome.stdout), (_CAPPED_STDERR, outcome.stderr)):
+            expected = stream.whole()
+            assert text == expected, (
+                f'{OUTPUT_PAST_CAPS} MiB of output came back as a success whose {stream.name} held {len(text)} '
+                f'characters, expected {len(expected)}'
+            )
+
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0')
+    async def test_local_output_past_10_mib_raises_with_64_kib_previews(self, backend: WorkspaceBackend) -> None:
+        """`LocalWorkspaceBackend` output over 10 MiB combined raises `WorkspaceOutputLimitError` with `limit` 10 MiB.
+
+        Its previews hold at most the first 64 KiB of each stream. Not applicable to other backends.
+        """
+        raw = unwrap(backend)
+        if not isinstance(raw, LocalWorkspaceBackend):
+            skip('not-applicable', f"the 10 MiB output cap is LocalWorkspaceBackend's; this is {type(raw).__name__}")
+        outcome = await _past_the_caps(backend)
+        assert isinstance(outcome, WorkspaceOutputLimitError), (
+            f'{OUTPUT_PAST_CAPS} MiB of output returned a result (exit {outcome.exit_code}, '
+            f'{len(outcome.stdout) + len(outcome.stderr)} characters) instead of raising WorkspaceOutputLimitError'
         )
+        assert outcome.limit == LOCAL_OUTPUT_CAP, (
+            f'the output limit error gave limit={outcome.limit!r}, expected {LOCAL_OUTPUT_CAP} (10 MiB)'
+        )
+        for stream, preview in ((_CAPPED_STDOUT, outcome.stdout), (_CAPPED_STDERR, outcome.stderr)):
+            assert preview == stream.prefix(LOCAL_PREVIEW), (
+                f'the {stream.name} preview held {len(preview)} characters beginning {preview[:40]!r}, '
+                f'expected the first {LOCAL_PREVIEW} (64 KiB) of what the command wrote there'
+            )
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
     async def test_line_endings_and_tabs_are_preserved(self, backend: WorkspaceBackend) -> None:

@@ -140,7 +140,10 @@ class EnvironmentRules:
     async def test_every_operation_on_a_destroyed_environment_raises_unavailable(
         self, destructive_backend: Factory, destroy_environment: Destroy
     ) -> None:
-        """Once the environment is destroyed, every file operation on it raises `WorkspaceUnavailableError`."""
+        """Once the environment is destroyed, every file operation on it raises `WorkspaceUnavailableError`.
+
+        A write or `make_dir` does not bring the destroyed working directory back either: it still lists as gone.
+        """
         destructive_backend = supplied(destructive_backend, 'destroy')
         destroy_environment = supplied(destroy_environment, 'destroy')
         backend = destructive_backend()
@@ -161,3 +164,17 @@ class EnvironmentRules:
         for name, operation in operations.items():
             with expect_error(WorkspaceUnavailableError, f'{name}() of {path!r} after its environment was destroyed'):
                 await operation()
+            if name in ('write_bytes', 'make_dir'):
+                await _still_gone(workspace, root, after=name)
+
+
+async def _still_gone(workspace: Workspace, root: str, *, after: str) -> None:
+    """Fail if the destroyed working directory `root` lists again once `after` was refused: it recreated it."""
+    try:
+        entries = await workspace.list_dir(root)
+    except Exception:
+        return  # gone (whether the error is the right one is the loop's business)
+    names = sorted(entry.name for entry in entries)
+    raise AssertionError(
+        f'after {after}() was refused, the destroyed working directory {root} listed {names!r}: {after}() recreated it'
+    )

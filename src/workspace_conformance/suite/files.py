@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import posixpath
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 from pydantic_ai.workspaces import FileEntry, SupportsCommands, Workspace, WorkspaceBackend
@@ -16,6 +17,7 @@ from ..authoring import (
     gather,
     rule,
     run_tool,
+    safe_str,
     scratch,
     skip,
     supplied,
@@ -27,6 +29,8 @@ __all__ = ('FileRules',)
 LARGE_FILE_BYTES = 8 * 1024 * 1024
 LARGE_LISTING_ENTRIES = 2000
 DEEP_LEVELS = 40
+FIFO_BOUND = 20.0
+"""Seconds (at time scale 1) a call on a FIFO may block before the suite opens the FIFO's other end to end it."""
 SHELL_METACHARACTER_NAMES = (
     'with space',
     ' leading and trailing space ',
@@ -59,6 +63,12 @@ CONTROL_CHARACTER_NAMES = (
     'escape\x1b[0m',
     'bell\x07',
 )
+UNDECODABLE_BYTES = b'caf\xe9'
+"""A Latin-1 name: the byte 0xE9 alone is not UTF-8."""
+UNDECODABLE_NAME = UNDECODABLE_BYTES.decode(errors='surrogateescape')
+"""The name as `os.fsdecode` spells it: 'caf\\udce9'."""
+UNDECODABLE_OCTAL = 'caf\\351'
+"""The name as a `printf` format of plain ASCII."""
 UNICODE_NAMES = (
     'caf\u00e9',  # NFC: one code point for the accented letter
     'cafe\u0301',  # NFD: `e` then a combining acute accent; a different name on POSIX
@@ -210,35 +220,31 @@ class FileRules:
     @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell', 'mkfifo'], upstream=True)
     async def test_fifo_read_does_not_wait_for_writer(self, backend: WorkspaceBackend) -> None:
         """Reading a FIFO raises an `OSError` at once instead of blocking until a writer appears."""
-        commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            fifo = posixpath.join(root, 'fifo')
-            made = await run_tool(backend, ['mkfifo', fifo], 'mkfifo')
-            if made.exit_code != 0:
-                skip('environment', f'`mkfifo` cannot make a FIFO here (exit {made.exit_code})')
-            outcome: list[BaseException | bytes] = []
-            bound = current_run().seconds(20)
-
-            async def read() -> None:
-                try:
-                    outcome.append(await workspace.read_bytes(fifo))
-                except Exception as error:
-                    outcome.append(error)
-
-            async def unblock_after_bound() -> None:
-                # A reader stuck in a thread can't be cancelled: give it a writer so the rule ends either way.
-                await anyio.sleep(bound)
-                await commands.run(['sh', '-c', 'printf unblocked > "$1"', 'sh', fifo], timeout=bound)
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(unblock_after_bound)
-                await read()
-                group.cancel_scope.cancel()
-            result = outcome[0]
+            fifo = await _make_fifo(backend, root)
+            result, _ = await _at_a_fifo(backend, fifo, lambda: workspace.read_bytes(fifo), 'printf unblocked > "$1"')
+            bound = current_run().seconds(FIFO_BOUND)
             assert isinstance(result, OSError), f'reading a FIFO with no writer gave {result!r}' + (
                 f' only after the suite wrote to it at {bound:g} s' if result == b'unblocked' else ''
             )
+
+    @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell', 'mkfifo'], since='0.3.0')
+    async def test_writing_to_a_fifo_raises_os_error_and_keeps_it(self, backend: WorkspaceBackend) -> None:
+        """`write_bytes` to a FIFO raises an `OSError` at once, instead of blocking on it or replacing it by a file."""
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            fifo = await _make_fifo(backend, root)
+            result, took = await _at_a_fifo(
+                backend, fifo, lambda: workspace.write_bytes(fifo, b'written to a fifo'), 'cat -- "$1" > /dev/null'
+            )
+            kept = await commands.run(['sh', '-c', 'test -p "$1"', 'sh', fifo])
+        gave = 'returned normally' if not isinstance(result, Exception) else f'raised {safe_str(result)}'
+        bound = current_run().seconds(FIFO_BOUND)
+        assert took < bound, f'write_bytes to a FIFO blocked until the suite opened its read end at {bound:g} s'
+        assert kept.exit_code == 0, f'write_bytes to a FIFO {gave} and replaced the FIFO (`test -p` failed after it)'
+        assert isinstance(result, OSError), f'write_bytes to a FIFO with no reader {gave}, not OSError'
 
     @rule(
         area='files',
@@ -431,6 +437,39 @@ class FileRules:
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             await _names_round_trip(workspace, root, UNICODE_NAMES)
+
+    @rule(area='files', requires=['filesystem'], since='0.3.0')
+    async def test_undecodable_name_bytes_round_trip(
+        self, backend: WorkspaceBackend, has_real_posix_shell: bool
+    ) -> None:
+        """A name whose bytes are not UTF-8 is listed and resolved surrogate-escaped, and that `str` opens the file.
+
+        With commands the name is made by `sh`, as a program in the environment would make it; without, by
+        `write_bytes`. Not applicable where the filesystem refuses such names (a command fails, or `EILSEQ`).
+        """
+        workspace = workspace_of(backend)
+        shell = isinstance(backend, SupportsCommands) and has_real_posix_shell
+        async with scratch(workspace) as root:
+            path = posixpath.join(root, UNDECODABLE_NAME)
+            first = await _make_undecodable_name(workspace, root, path, shell=shell)
+            listed = [(entry.name, entry.path) for entry in await workspace.list_dir(root)]
+            assert listed == [(UNDECODABLE_NAME, path)], (
+                f'list_dir of a directory holding only the name {UNDECODABLE_BYTES!r} gave {listed!r}, '
+                f'expected {[(UNDECODABLE_NAME, path)]!r}'
+            )
+            back = await workspace.read_bytes(path)
+            assert back == first, f'read_bytes({path!r}) of the listed name gave {back!r}, expected {first!r}'
+            await workspace.write_bytes(path, b'rewritten through its listed name')
+            names = [entry.name for entry in await workspace.list_dir(root)]
+            assert names == [UNDECODABLE_NAME], f'after write_bytes({path!r}) the directory listed {names!r}'
+            if shell:
+                seen = await workspace.run(['sh', '-c', f'cat -- "$1/$(printf \'{UNDECODABLE_OCTAL}\')"', 'sh', root])
+                assert seen.stdout == 'rewritten through its listed name', (
+                    f'after write_bytes({path!r}), `cat` of the name {UNDECODABLE_BYTES!r} printed {seen.stdout!r}'
+                )
+            real, real_root = await gather(workspace.realpath(path), workspace.realpath(root))
+            expected = posixpath.join(real_root, UNDECODABLE_NAME)
+            assert real == expected, f'realpath({path!r}) gave {real!r}, expected {expected!r}'
 
     @rule(area='files', requires=['filesystem'], since='0.2.0')
     async def test_dotfiles_are_listed(self, backend: WorkspaceBackend) -> None:
@@ -655,6 +694,63 @@ class FileRules:
                 assert await workspace.exists(directory), f'removing {path} also removed its ancestor {directory}'
             listed = [entry.name for entry in await workspace.list_dir(folder)]
             assert listed == [], f'after removing its only file the directory listed {listed!r}'
+
+
+async def _make_undecodable_name(workspace: Workspace, root: str, path: str, *, shell: bool) -> bytes:
+    """Create the file `path` (named `UNDECODABLE_BYTES` in `root`) by `sh` or by `write_bytes`; its contents."""
+    if shell:
+        script = f'printf made-by-sh > "$1/$(printf \'{UNDECODABLE_OCTAL}\')"'
+        made = await workspace.run(['sh', '-c', script, 'sh', root])
+        if made.exit_code != 0:
+            skip(
+                'not-applicable', f'the filesystem refuses the name {UNDECODABLE_BYTES!r}: {made.stderr.strip()[:200]}'
+            )
+        return b'made-by-sh'
+    try:
+        await workspace.write_bytes(path, b'made-by-write')
+    except OSError as error:
+        if error.errno != errno.EILSEQ:
+            raise
+        skip('not-applicable', f'the filesystem refuses the name {UNDECODABLE_BYTES!r} (EILSEQ)')
+    return b'made-by-write'
+
+
+async def _at_a_fifo(
+    backend: WorkspaceBackend, fifo: str, call: Callable[[], Awaitable[object]], other_end: str
+) -> tuple[object, float]:
+    """What `call()` on `fifo` returned or raised, and how long it took.
+
+    After `FIFO_BOUND` seconds `sh -c other_end` opens the FIFO's other end, so a call blocked in a thread, which
+    can't be cancelled, ends either way.
+    """
+    outcome: list[object] = []
+    bound = current_run().seconds(FIFO_BOUND)
+
+    async def attempt() -> None:
+        try:
+            outcome.append(await call())
+        except Exception as error:
+            outcome.append(error)
+
+    async def other_end_after_bound() -> None:
+        await anyio.sleep(bound)
+        await commands_of(backend).run(['sh', '-c', other_end, 'sh', fifo], timeout=bound)
+
+    started = anyio.current_time()
+    async with anyio.create_task_group() as group:
+        group.start_soon(other_end_after_bound)
+        await attempt()
+        group.cancel_scope.cancel()
+    return outcome[0], anyio.current_time() - started
+
+
+async def _make_fifo(backend: WorkspaceBackend, root: str) -> str:
+    """A FIFO made with `mkfifo` in `root`; an environment skip when `mkfifo` can't make one here."""
+    fifo = posixpath.join(root, 'fifo')
+    made = await run_tool(backend, ['mkfifo', fifo], 'mkfifo')
+    if made.exit_code != 0:
+        skip('environment', f'`mkfifo` cannot make a FIFO here (exit {made.exit_code})')
+    return fifo
 
 
 async def _holds_only(backend: WorkspaceBackend, directory: str, name: str) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import posixpath
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -13,6 +15,7 @@ from pydantic_ai.workspaces import (
     Workspace,
     WorkspaceBackend,
     WorkspaceRef,
+    WorkspaceTimeoutError,
     WorkspaceUnavailableError,
 )
 
@@ -22,7 +25,9 @@ from ..authoring import (
     current_run,
     expect_error,
     rule,
+    safe_str,
     scratch,
+    skip,
     supplied,
     unwrap,
     wait_until,
@@ -32,7 +37,11 @@ from ..authoring import (
 __all__ = ('LifecycleRules',)
 
 Factory = Callable[[], WorkspaceBackend] | None
+Attach = Callable[[WorkspaceRef], WorkspaceBackend]
 Destroy = Callable[[WorkspaceBackend], Awaitable[None]] | None
+FIRST_COMMAND_TIMEOUT = 2.0
+"""Seconds (at time scale 1) a fresh backend's first command, `true`, is given: ample for `true` on a loaded machine,
+and less than the creation of a sandbox that takes seconds to boot."""
 
 
 async def _remove_quietly(workspace: Workspace, path: str) -> None:
@@ -41,6 +50,40 @@ async def _remove_quietly(workspace: Workspace, path: str) -> None:
             await workspace.remove(path)
         except Exception:  # cleanup of a rule that already has its verdict
             return
+
+
+async def _marked_attached_and_dropped(
+    fresh_backend: Callable[[], WorkspaceBackend], attach_backend: Attach, mark: str, payload: bytes
+) -> tuple[WorkspaceBackend, weakref.ref[object]]:
+    """A fresh backend whose first operation writes `mark`, a backend attached by its ref, and a weakref to the first.
+
+    Returning drops the first backend: nothing of it is left but the weakref.
+    """
+    backend = fresh_backend()
+    await workspace_of(backend).write_bytes(mark, payload)
+    ref = backend.ref
+    assert isinstance(ref, WorkspaceRef), f'after writing a file as its first operation, a fresh backend had {ref!r}'
+    attached = attach_backend(ref)  # built first: whoever holds the ref reaches the environment later
+    raw = unwrap(backend)
+    try:
+        return attached, weakref.ref(raw)
+    except TypeError:
+        skip('runner', f'{type(raw).__name__} objects cannot be weakly referenced, so their going away is not seen')
+
+
+async def _first_command_meets_a_short_timeout(backend: WorkspaceBackend, which: str, doing: str) -> None:
+    """Fail unless `run(['true'], timeout=...)` as the backend's first operation meets `FIRST_COMMAND_TIMEOUT`."""
+    timeout = current_run().seconds(FIRST_COMMAND_TIMEOUT)
+    started = anyio.current_time()
+    call = f"run(['true'], timeout={timeout:g}) as the first operation of {which}"
+    try:
+        result = await commands_of(backend).run(['true'], timeout=timeout)
+    except WorkspaceTimeoutError as error:
+        took = anyio.current_time() - started
+        raise AssertionError(
+            f'{call} raised, after {took:.2f} s, {safe_str(error)}: {doing} the environment counted against the timeout'
+        ) from error
+    assert result.exit_code == 0, f'{call} exited {result.exit_code}: {result.stderr[:200]!r}'
 
 
 class LifecycleRules:
@@ -330,3 +373,49 @@ class LifecycleRules:
         assert isinstance(ref, WorkspaceRef), f'after a first operation that failed, the ref was {ref!r}'
         await backend.working_dir()
         assert backend.ref == ref, f'the ref changed from {ref!r} to {backend.ref!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['fresh', 'commands'], since='0.3.0')
+    async def test_the_first_command_timeout_starts_after_creation(self, fresh_backend: Factory) -> None:
+        """`run(timeout=)` starts its clock once the sandbox is ready: creating the environment does not count."""
+        await _first_command_meets_a_short_timeout(supplied(fresh_backend, 'fresh')(), 'a fresh backend', 'creating')
+
+    @rule(area='lifecycle', level='extended', requires=['attach', 'commands'], since='0.3.0')
+    async def test_the_first_command_timeout_starts_after_attaching(
+        self, backend: WorkspaceBackend, attach_backend: Attach | None
+    ) -> None:
+        """`run(timeout=)` of a backend attached by ref starts its clock once connected: attaching does not count."""
+        attach_backend = supplied(attach_backend, 'attach')
+        await backend.working_dir()
+        ref = backend.ref
+        assert isinstance(ref, WorkspaceRef), f'the backend had the ref {ref!r} after an operation'
+        await _first_command_meets_a_short_timeout(attach_backend(ref), 'a backend attached by ref', 'attaching')
+
+    @rule(area='lifecycle', level='extended', requires=['fresh', 'attach', 'filesystem'], since='0.3.0')
+    async def test_dropping_a_backend_keeps_its_environment(
+        self, fresh_backend: Factory, attach_backend: Attach | None
+    ) -> None:
+        """A backend object that goes away leaves its environment: a backend attached by its ref finds its files."""
+        fresh_backend, attach_backend = supplied(fresh_backend, 'fresh'), supplied(attach_backend, 'attach')
+        # Relative: the write is the fresh backend's first operation, and the attached backend resolves it the same.
+        mark = f'{SCRATCH_PREFIX}dropped-{uuid.uuid4().hex[:12]}'
+        payload = f'left by a dropped backend {uuid.uuid4().hex}'.encode()
+        attached, dropped = await _marked_attached_and_dropped(fresh_backend, attach_backend, mark, payload)
+        gc.collect()
+        if dropped() is not None:
+            skip(
+                'runner',
+                'the backend the rule dropped is still referenced (does the `fresh_backend` factory keep what it '
+                'builds? keep their refs for cleanup instead), so its going away cannot be observed',
+            )
+        workspace = Workspace(attached)
+        try:
+            try:
+                data = await workspace.read_bytes(mark)
+            except Exception as error:
+                raise AssertionError(
+                    f'once the backend that wrote {mark!r} was dropped and collected, a backend attached by its ref '
+                    f'raised {safe_str(error)} reading it: dropping the object destroyed its environment'
+                ) from error
+            assert data == payload, f'once the backend that wrote it was dropped, {mark!r} read back {data!r}'
+        finally:
+            await _remove_quietly(workspace, mark)

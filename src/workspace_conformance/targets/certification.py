@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from .loading import resolve_capability, resolve_target
 __all__ = (
     'GENERATED_MODULE',
     'SPEC_ENVIRONMENT',
+    'BuiltBackends',
     'CertificationSpec',
     'capability_suite_from_environment',
     'installed_loops',
@@ -108,22 +111,39 @@ def suite_for(
             record_ref(run_root.parent, built.ref)
 
         @pytest.fixture
-        def fresh_backend(self, run_root: Path) -> Iterator[Callable[[], WorkspaceBackend] | None]:
-            yield from _recorded(target.fresh_backend, run_root)
+        def built_backends(self, run_root: Path) -> Iterator[BuiltBackends]:
+            built = BuiltBackends(run_root.parent)
+            yield built
+            built.finish()
+
+        @pytest.fixture
+        def fresh_backend(self, run_root: Path, built_backends: BuiltBackends) -> Callable[[], WorkspaceBackend] | None:
+            return built_backends.factory(target.fresh_backend, run_root)
 
         @pytest.fixture
         def destructive_backend(
-            self, run_root: Path, fresh_backend: Callable[[], WorkspaceBackend] | None
-        ) -> Iterator[Callable[[], WorkspaceBackend] | None]:
+            self,
+            run_root: Path,
+            fresh_backend: Callable[[], WorkspaceBackend] | None,
+            built_backends: BuiltBackends,
+        ) -> Callable[[], WorkspaceBackend] | None:
             if target.destructive_backend is None:
-                yield fresh_backend
-            else:
-                yield from _recorded(target.destructive_backend, run_root)
+                return fresh_backend
+            return built_backends.factory(target.destructive_backend, run_root)
 
         @pytest.fixture
-        def attach_backend(self, run_root: Path) -> Callable[[WorkspaceRef], WorkspaceBackend] | None:
+        def attach_backend(
+            self, run_root: Path, built_backends: BuiltBackends
+        ) -> Callable[[WorkspaceRef], WorkspaceBackend] | None:
             build = target.attach_backend
-            return None if build is None else (lambda ref: build(run_root, ref))
+            if build is None:
+                return None
+
+            def attach(ref: WorkspaceRef) -> WorkspaceBackend:
+                built_backends.settle()  # whoever attaches by a ref may drop the backend that created it
+                return build(run_root, ref)
+
+            return attach
 
         @pytest.fixture
         def destroy_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
@@ -149,23 +169,60 @@ def installed_loops(wanted: Iterable[str]) -> tuple[str, ...]:
     return tuple(loop for loop in wanted if loop == 'asyncio' or importlib.util.find_spec(loop) is not None)
 
 
-def _recorded(
-    build: Callable[[Path], WorkspaceBackend] | None, run_root: Path
-) -> Iterator[Callable[[], WorkspaceBackend] | None]:
-    """Yield a factory for the rule, then record the ref of every backend it built, for the run's cleanup."""
-    if build is None:
-        yield None
-        return
-    built: list[WorkspaceBackend] = []
+def _itself(backend: WorkspaceBackend) -> WorkspaceBackend:
+    return backend
 
-    def factory() -> WorkspaceBackend:
-        backend = build(run_root)
-        built.append(backend)
-        return backend
 
-    yield factory
-    for backend in built:
-        record_ref(run_root.parent, backend.ref)
+class BuiltBackends:
+    """The backends a rule's factories built, kept only until their refs are in the run's ledger.
+
+    A backend is held until a factory or `attach_backend` is called again, or the rule ends, finds its ref known:
+    the ref is recorded for the run's cleanup and the backend let go, so a rule can drop it and see what dropping
+    it does. One still alive when the rule ends has its ref recorded again, in case it changed.
+    """
+
+    def __init__(self, ledger_dir: Path) -> None:
+        self._ledger_dir = ledger_dir
+        self._waiting: list[WorkspaceBackend] = []
+        self._released: list[Callable[[], WorkspaceBackend | None]] = []
+
+    def factory(
+        self, build: Callable[[Path], WorkspaceBackend] | None, run_root: Path
+    ) -> Callable[[], WorkspaceBackend] | None:
+        """`build(run_root)` as a rule's factory whose every backend is held here, or None without `build`."""
+        if build is None:
+            return None
+
+        def built() -> WorkspaceBackend:
+            self.settle()
+            backend = build(run_root)
+            self._waiting.append(backend)
+            return backend
+
+        return built
+
+    def settle(self) -> None:
+        """Record the ref of every held backend that has one, and hold on to those backends only weakly."""
+        waiting = []
+        for backend in self._waiting:
+            ref = backend.ref
+            if ref is None:
+                waiting.append(backend)
+                continue
+            record_ref(self._ledger_dir, ref)
+            try:
+                self._released.append(weakref.ref(backend))
+            except TypeError:  # not weakly referable: kept, so its ref is still read at the end
+                self._released.append(functools.partial(_itself, backend))
+        self._waiting = waiting
+
+    def finish(self) -> None:
+        """At the rule's end: record the refs of the backends held, and of those let go that are still alive."""
+        self.settle()
+        for alive in (read() for read in self._released):
+            if alive is not None:
+                record_ref(self._ledger_dir, alive.ref)
+        self._released.clear()
 
 
 def suite_from_environment() -> type[WorkspaceBackendSuite]:

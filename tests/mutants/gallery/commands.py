@@ -470,3 +470,44 @@ class RelativeProgramsResolvedOnTheHost(RewritesCommands):
             # Made absolute against the client's own directory before the command is sent.
             command = [os.path.abspath(command[0]), *command[1:]]
         return command
+
+
+class _RewritesOutputLimitErrors(InterceptsRun):
+    """`LocalWorkspaceBackend.run`, its `WorkspaceOutputLimitError` replaced by what `_rewrite_error` makes of it."""
+
+    def _rewrite_error(self, error: WorkspaceOutputLimitError) -> WorkspaceOutputLimitError:
+        return error
+
+    async def _run(self, call: RunCall) -> CommandResult:
+        try:
+            return await self._forward(call)
+        except WorkspaceOutputLimitError as error:
+            raise self._rewrite_error(error) from error
+
+
+@breaks(
+    kills=['output_past_a_cap_is_complete_or_an_output_limit_error'],
+    bug='The output limit error is built from the stdout buffer alone, so its stderr preview is always empty.',
+)
+class OutputLimitErrorDropsStderr(_RewritesOutputLimitErrors):
+    def _rewrite_error(self, error: WorkspaceOutputLimitError) -> WorkspaceOutputLimitError:
+        return WorkspaceOutputLimitError(str(error), limit=error.limit, stdout=error.stdout)
+
+
+@breaks(
+    kills=['output_past_a_cap_is_complete_or_an_output_limit_error'],
+    bug="The output limit error is raised with limit=None because the provider's response omits the cap.",
+)
+class OutputLimitErrorWithoutALimit(_RewritesOutputLimitErrors):
+    def _rewrite_error(self, error: WorkspaceOutputLimitError) -> WorkspaceOutputLimitError:
+        limit: Any = None  # the bug
+        return WorkspaceOutputLimitError(str(error), limit=limit, stdout=error.stdout, stderr=error.stderr)
+
+
+@breaks(
+    kills=['local_output_past_10_mib_raises_with_64_kib_previews'],
+    bug='A LocalWorkspaceBackend subclass reports its cap as 10 MB in decimal units (10,000,000), not 10 MiB.',
+)
+class OutputLimitInDecimalMegabytes(_RewritesOutputLimitErrors):
+    def _rewrite_error(self, error: WorkspaceOutputLimitError) -> WorkspaceOutputLimitError:
+        return WorkspaceOutputLimitError(str(error), limit=10_000_000, stdout=error.stdout, stderr=error.stderr)

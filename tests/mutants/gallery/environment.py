@@ -9,13 +9,19 @@ from pathlib import Path
 
 import anyio.to_thread
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, Workspace, WorkspaceRef
+from pydantic_ai.workspaces import (
+    CommandResult,
+    LocalWorkspaceBackend,
+    Workspace,
+    WorkspaceRef,
+    WorkspaceUnavailableError,
+)
 
 from workspace_conformance.doubles.forwarding import RunCall
 from workspace_conformance.targets.local_shell import CommandsOnly
 
 from ..registry import breaks, mutant, shared_dir
-from ._shared import InterceptsRun, _sacrificial_dir
+from ._shared import InterceptsRun, _sacrificial_dir, _within
 
 
 @breaks(
@@ -105,4 +111,28 @@ mutant(
     kills=['native_file_methods_are_all_or_none'],
     bug='The backend adds a native read_bytes to its commands but no other file method, so Workspace never calls it.',
     backend=lambda run_dir: ReadsNatively(LocalWorkspaceBackend(shared_dir(run_dir))),
+)
+
+
+class WriteRecreatesTheWorkingDir(LocalWorkspaceBackend):
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        root = self._working_dir
+
+        def make_parents() -> None:
+            alive = root.is_dir()
+            parent = Path(path).parent
+            if _within(parent, root.parents[1]):  # the bug stays inside the sacrificial directory
+                parent.mkdir(parents=True, exist_ok=True)  # the bug: `mkdir -p` before the environment is checked
+            if not alive:
+                raise WorkspaceUnavailableError(f'local workspace directory {root} does not exist')
+
+        await anyio.to_thread.run_sync(make_parents)
+        await super().write_bytes(path, data)
+
+
+mutant(
+    name='write_recreates_the_working_dir',
+    kills=['every_operation_on_a_destroyed_environment_raises_unavailable'],
+    bug='write_bytes runs `mkdir -p` of the parent before refusing a destroyed environment, recreating it empty.',
+    destructive_backend=lambda run_dir: WriteRecreatesTheWorkingDir(_sacrificial_dir(run_dir)),
 )

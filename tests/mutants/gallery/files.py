@@ -670,3 +670,39 @@ class RemoveKeepsNonEmptyDirectories(LocalWorkspaceBackend):
                     child.unlink()
             return
         await super().remove(path)
+
+
+@breaks(
+    kills=['writing_to_a_fifo_raises_os_error_and_keeps_it'],
+    bug='write_bytes writes a temporary file and renames it over the target, so a FIFO there becomes a regular file.',
+)
+class WritesByRenamingOverTheTarget(LocalWorkspaceBackend):
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        root = await self.working_dir()
+
+        def write() -> None:
+            temporary = f'{path}.partial'
+            _refuse_outside(temporary, root)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(temporary, 'wb') as file:
+                file.write(data)
+            os.replace(temporary, path)
+
+        await _blocking(write)
+
+
+def _replaced(text: str) -> str:
+    """`text` as a name decoded from its bytes with errors='replace': every undecodable byte becomes U+FFFD."""
+    return os.fsencode(text).decode(errors='replace')
+
+
+@breaks(
+    kills=['undecodable_name_bytes_round_trip'],
+    bug="list_dir decodes name bytes with errors='replace', so a name that is not UTF-8 lists as one no call can open.",
+)
+class DecodesNamesWithReplacement(LocalWorkspaceBackend):
+    async def list_dir(self, path: str) -> Sequence[FileEntry]:
+        return [
+            dataclasses.replace(entry, name=_replaced(entry.name), path=_replaced(entry.path))
+            for entry in await super().list_dir(path)
+        ]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import shutil
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from pydantic_ai.workspaces import (
     WorkspaceBackend,
     WorkspaceCommand,
     WorkspaceRef,
+    WorkspaceTimeoutError,
     WorkspaceUnavailableError,
 )
 
@@ -349,4 +353,77 @@ mutant(
     kills=['a_failing_first_operation_still_records_the_ref'],
     bug='The ref is recorded when the first operation succeeds, so a first operation that fails leaves it None.',
     fresh_backend=lambda run_dir: RecordsTheRefAfterFirstSuccess(run_dir / 'fresh'),
+)
+
+
+BOOT_SECONDS = 3.0
+"""How long the mutant's sandbox takes to boot: past the first command's timeout at the gate's time scale and at 1."""
+
+
+Run = Callable[..., Awaitable[CommandResult]]
+
+
+async def _timed_from_before(connect: Callable[[], Awaitable[Run]], call: RunCall) -> CommandResult:
+    """`call` made on the `run` that `connect()` gives; the bug: its deadline is taken before connecting."""
+    deadline = None if call.timeout is None else anyio.current_time() + call.timeout
+    run = await connect()
+    left = None if deadline is None else deadline - anyio.current_time()
+    if left is not None and left <= 0:
+        raise WorkspaceTimeoutError(f'command timed out after {call.timeout:g}s')
+    return await dataclasses.replace(call, timeout=left).to(run)
+
+
+class CountsCreationAgainstTheTimeout(LazyLocalBackend):
+    async def _create_environment(self) -> WorkspaceRef:
+        await anyio.sleep(BOOT_SECONDS)  # a sandbox that takes seconds to boot
+        return await super()._create_environment()
+
+    async def _run(self, call: RunCall) -> CommandResult:
+        async def connect() -> Run:
+            return (await self._inner()).run
+
+        return await _timed_from_before(connect, call)
+
+
+mutant(
+    name='counts_creation_against_the_timeout',
+    kills=['the_first_command_timeout_starts_after_creation'],
+    bug="run() takes its deadline before connecting, so a sandbox's boot time is spent from the command's timeout.",
+    fresh_backend=lambda run_dir: CountsCreationAgainstTheTimeout(run_dir / 'fresh'),
+)
+
+
+class DestroysItsEnvironmentWhenCollected(LazyLocalBackend):
+    def __del__(self) -> None:
+        # The bug: the SDK object's finalizer terminates the sandbox it created (only inside the run directory).
+        if self._ref is not None and _within(Path(self._ref.id), self._parent):
+            shutil.rmtree(self._ref.id, ignore_errors=True)
+
+
+mutant(
+    name='destroys_its_environment_when_collected',
+    kills=['dropping_a_backend_keeps_its_environment'],
+    bug='The backend terminates its sandbox in __del__, so an environment dies with the Python object that made it.',
+    fresh_backend=lambda run_dir: DestroysItsEnvironmentWhenCollected(run_dir / 'fresh'),
+)
+
+
+class CountsConnectingAgainstTheTimeout(InterceptsRun):
+    _connected = False
+
+    async def _run(self, call: RunCall) -> CommandResult:
+        async def connect() -> Run:
+            if not self._connected:  # opening the session to the sandbox
+                await anyio.sleep(BOOT_SECONDS)
+                self._connected = True
+            return functools.partial(LocalWorkspaceBackend.run, self)
+
+        return await _timed_from_before(connect, call)
+
+
+mutant(
+    name='counts_connecting_against_the_timeout',
+    kills=['the_first_command_timeout_starts_after_attaching'],
+    bug="An attached backend's run() takes its deadline before opening its session, spending the connect time.",
+    attach_backend=lambda run_dir, ref: CountsConnectingAgainstTheTimeout(ref.id),
 )
