@@ -9,6 +9,7 @@ from ._support import CapabilityFixtures, Policy
 from .durable import DurableRules
 from .hygiene import HygieneRules
 from .policies import PolicyRules
+from .precedence import PrecedenceRules
 from .rebuild import RebuildRules, Rebuilt
 from .runs import RunRules
 from .selection import SelectionRules
@@ -21,6 +22,7 @@ class WorkspaceCapabilitySuite(
     SelectionRules,
     UntrustedRefRules,
     RunRules,
+    PrecedenceRules,
     PolicyRules,
     RebuildRules,
     DurableRules,
