@@ -11,6 +11,7 @@ from .facade import FacadeRules
 from .hygiene import HygieneRules
 from .local import LocalRules
 from .policies import PolicyRules
+from .precedence import PrecedenceRules
 from .rebuild import RebuildRules, Rebuilt
 from .records import RecordRules
 from .runs import RunRules
@@ -24,6 +25,7 @@ class WorkspaceCapabilitySuite(
     SelectionRules,
     UntrustedRefRules,
     RunRules,
+    PrecedenceRules,
     FacadeRules,
     RecordRules,
     PolicyRules,

@@ -173,14 +173,15 @@ async def run_tool(
     message_history: Sequence[ModelMessage] | None = None,
     workspace: object = None,
     agent_hook: Callable[[Agent[Any, str]], contextlib.AbstractContextManager[object]] | None = None,
+    also: Sequence[AbstractCapability[Any]] = (),
 ) -> tuple[Result, Any]:
     """Run an agent (no network: a `FunctionModel`) whose one tool call does `action(ctx.workspace)`.
 
-    Returns what `action` returned and the run's result; an exception of the tool ends the run and is raised.
+    `also` are more capabilities of the agent, after `capability`. Returns what `action` returned and the run's
+    result; an exception of the tool ends the run and is raised.
     """
-    agent: Agent[Any, str] = Agent(
-        FunctionModel(script_one_tool_call), capabilities=[] if capability is None else [capability]
-    )
+    capabilities = [*([] if capability is None else [capability]), *also]
+    agent: Agent[Any, str] = Agent(FunctionModel(script_one_tool_call), capabilities=capabilities)
     returned: list[Result] = []
 
     @agent.tool

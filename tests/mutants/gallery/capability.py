@@ -163,13 +163,14 @@ capability_mutant(
         'a_neighbouring_environment_is_declined',
         'other_spellings_of_its_path_are_declined',
         'an_unrecognized_history_ref_ends_the_run',
+        'an_unrecognized_workspace_ref_ends_the_run',
     ],
     bug='get_workspace attaches to whatever directory a ref from history names.',
     build=_local(AnyDirectory),
 )
 capability_mutant(
     name='accepts_any_id_of_its_provider',
-    kills=['hostile_ref_ids_are_declined', 'a_neighbouring_environment_is_declined'],
+    kills=['hostile_ref_ids_are_declined', 'a_neighbouring_environment_is_declined', 'capabilities_are_asked_in_order'],
     bug='get_workspace attaches to any id of its own provider without checking that it created that environment.',
     build=_provider(accept_any_ref=True),
 )
@@ -371,7 +372,7 @@ class ReadOnlyWhenFresh(LocalWorkspace[Any]):
 
 capability_mutant(
     name='policy_lost_on_rebuild',
-    kills=['rebuilt_workspaces_keep_the_ref_and_the_policy'],
+    kills=['rebuilt_workspaces_keep_the_ref_and_the_policy', 'the_policy_reaches_tools_in_a_continued_run'],
     bug='get_workspace applies its read-only policy only without a ref, so a durable rebuild drops it.',
     build=_local(ReadOnlyWhenFresh),
 )
