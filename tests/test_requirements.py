@@ -65,6 +65,7 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
         'commands': backend.commands,
         'filesystem': backend.filesystem or backend.commands,
         'realpath': backend.realpath,
+        'shell_files': backend.commands and not (backend.filesystem and backend.realpath),
     }
     if any(not has[need] for need in needs & set(has)):
         return 'not-applicable'

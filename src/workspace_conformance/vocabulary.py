@@ -48,6 +48,7 @@ Requirement = Literal[
     'commands',
     'filesystem',
     'realpath',
+    'shell_files',
     'fresh',
     'attach',
     'destroy',

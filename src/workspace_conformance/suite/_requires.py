@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic_ai.workspaces import SupportsCommands, SupportsFilesystem, SupportsRealpath
+from pydantic_ai.workspaces import SupportsCommands, SupportsFilesystem, SupportsRealpath, Workspace
 
 from ..vocabulary import CAPABILITY_AREAS
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
@@ -46,6 +46,10 @@ PROTOCOLS: dict[str, tuple[tuple[type, ...], str]] = {
     'realpath': ((SupportsRealpath,), 'the backend does not implement SupportsRealpath'),
 }
 """Protocol requirements: the backend must implement one of these (files are reachable through commands too)."""
+SHELL_FILES = (
+    "pydantic-ai's facade runs no file method or realpath through this backend's shell: it has no commands, or "
+    'native file methods and SupportsRealpath'
+)
 OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
     'fresh': (('fresh_backend',), 'provide the `fresh_backend` fixture'),
     'attach': (('attach_backend',), 'provide the `attach_backend` fixture'),
@@ -179,7 +183,16 @@ def _protocols(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unme
             return Unmet('not-applicable', why)
     if 'ln' in rule.requires and not _can_hold_symlinks(backend, fixtures):
         return Unmet('not-applicable', NO_SYMLINKS)
+    if 'shell_files' in rule.requires and not uses_the_shell_for_files(backend):
+        return Unmet('not-applicable', SHELL_FILES)
     return None
+
+
+def uses_the_shell_for_files(backend: object) -> bool:
+    """Whether the facade derives file methods or realpath from the commands of the backend beneath every layer."""
+    beneath = backend.backend if isinstance(backend, Workspace) else backend
+    native = isinstance(beneath, SupportsFilesystem) and isinstance(beneath, SupportsRealpath)
+    return isinstance(beneath, SupportsCommands) and not native
 
 
 def _can_hold_symlinks(backend: object, fixtures: Mapping[str, Any]) -> bool:

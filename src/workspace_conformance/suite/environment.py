@@ -89,13 +89,11 @@ class EnvironmentRules:
             f"the runner's variable {CANARY} reached commands (as {found}): the backend forwards os.environ"
         )
 
-    @rule(area='files', requires=['commands'], since='0.3.0')
+    @rule(area='files', requires=['commands', 'shell_files'], since='0.3.0')
     async def test_the_shell_filesystem_finds_its_utilities(self, backend: WorkspaceBackend) -> None:
         """Where file methods or realpath go through the shell, every utility the shell filesystem runs is there."""
         workspace = workspace_of(backend)
         needed = shell_utilities_needed(workspace)
-        if not needed:
-            skip('not-applicable', 'the backend has native file methods and realpath: no shell fallback runs')
         result = await workspace.run(['sh', '-c', _MISSING_UTILITIES, 'sh', *needed])
         assert result.exit_code == 0, f'`sh -c "command -v ..."` exited {result.exit_code}: {result.stderr[:200]}'
         missing = result.stdout.split()
