@@ -20,8 +20,8 @@ from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend
 
 from ..authoring import expect_error, rule, scratch, skip
 from ._support import MARK_PREFIX, Policy, described, first_use, own_environment, ref_text, select
-from .hygiene import _commands_of
-from .policies import _stacked
+from .hygiene import commands_of
+from .policies import stacked
 
 __all__ = ('FacadeRules',)
 
@@ -269,7 +269,7 @@ class FacadeRules:
 
         TypeError is a command form mismatch (a string without `shell=True`), checked before the directory.
         """
-        workspace = _commands_of(capability, deps)
+        workspace = commands_of(capability, deps)
         async with scratch(workspace) as root:
             missing, file = posixpath.join(root, 'missing'), posixpath.join(root, 'file')
             await workspace.write_bytes(file, b'x')
@@ -329,7 +329,7 @@ class FacadeRules:
         again = select(capability, deps, ref)
         for how, seen in (
             ('after its first operation', workspace),
-            ('inside two more wrappers', _stacked(workspace)),
+            ('inside two more wrappers', stacked(workspace)),
             (f'as supplied for {ref_text(ref)}', again),
         ):
             assert seen is None or seen.attached, f'{described(seen)} reports attached False {how}'
@@ -341,7 +341,7 @@ class FacadeRules:
         """`backend` is the provider backend beneath every layer, not a `Workspace`, and reports the workspace's ref."""
         workspace = own_environment(capability, deps)
         beneath = _layers(workspace)[-1]
-        for how, seen in (('the supplied workspace', workspace), ('it inside two more wrappers', _stacked(workspace))):
+        for how, seen in (('the supplied workspace', workspace), ('it inside two more wrappers', stacked(workspace))):
             backend = seen.backend
             assert isinstance(backend, WorkspaceBackend) and not isinstance(backend, Workspace), (
                 f'{how} gives .backend {type(backend).__qualname__}, a Workspace layer or no backend'

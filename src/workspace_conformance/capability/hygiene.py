@@ -11,13 +11,15 @@ from ..authoring import rule, skip
 from ..suite.environment import CANARY, environment_of, leaked, runners_canary
 from ._support import own_environment_if
 
-__all__ = ('HygieneRules',)
+__all__ = ('HygieneRules', 'commands_of')
 
 LOCAL_INHERITED = frozenset({'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE'})
 """What `LocalWorkspace` commands inherit from this process, per its docs; nothing else reaches them."""
 
 
-def _commands_of(capability: AbstractCapability[Any], deps: object) -> Workspace:
+def commands_of(capability: AbstractCapability[Any], deps: object) -> Workspace:
+    """The capability's own workspace when it runs commands (not read-only); otherwise the rule is not applicable."""
+
     def runs_commands(workspace: Workspace) -> bool:
         return not workspace.read_only and isinstance(workspace.backend, SupportsCommands)
 
@@ -33,7 +35,7 @@ class HygieneRules:
     ) -> None:
         """A secret-looking variable in the runner's own environment is not visible to the workspace's commands."""
         with runners_canary() as secret:
-            workspace = _commands_of(capability, deps)
+            workspace = commands_of(capability, deps)
             seen = await environment_of(workspace)
         found = leaked(seen, secret)
         assert not found, f"the runner's secret {CANARY} reached commands (as {found})"
@@ -43,7 +45,7 @@ class HygieneRules:
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """`LocalWorkspace` commands inherit only PATH, HOME, LANG, LC_ALL and LC_CTYPE, plus its own `env`."""
-        workspace = _commands_of(capability, deps)
+        workspace = commands_of(capability, deps)
         if not isinstance(workspace.backend, LocalWorkspaceBackend):
             skip('not-applicable', 'the workspace is not a LocalWorkspaceBackend')
         configured = set((capability.env or {}) if isinstance(capability, LocalWorkspace) else ())

@@ -17,10 +17,10 @@ from pydantic_ai.workspaces import (
 from ..authoring import expect_error, rule, skip, supplied
 from ._support import MARK_PREFIX, Policy, error_text, first_use, own_environment, own_environment_if
 
-__all__ = ('PolicyRules',)
+__all__ = ('PolicyRules', 'stacked')
 
 
-def _stacked(workspace: Workspace) -> Workspace:
+def stacked(workspace: Workspace) -> Workspace:
     """`workspace` inside two more wrappers: pydantic-ai's `AuthorityWorkspace` (2.68) between plain layers."""
     try:
         from pydantic_ai.workspaces import AuthorityWorkspace
@@ -85,8 +85,8 @@ class PolicyRules:
     ) -> None:
         """Inside more wrappers a read-only workspace still reports `read_only` and refuses every change."""
         workspace = _read_only_of(capability, deps)
-        stacked = _stacked(workspace)
-        await _check_read_only(stacked, 'the read-only workspace inside two more wrappers')
+        wrapped = stacked(workspace)
+        await _check_read_only(wrapped, 'the read-only workspace inside two more wrappers')
 
     @rule(area='policies')
     async def test_a_workspace_that_refuses_changes_reports_read_only(

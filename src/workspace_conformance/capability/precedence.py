@@ -40,7 +40,7 @@ from ._support import (
     select_some,
     watching_io,
 )
-from .runs import _marked_run, _stored
+from .runs import marked_run, stored
 from .selection import shape
 
 __all__ = ('PrecedenceRules',)
@@ -49,7 +49,7 @@ __all__ = ('PrecedenceRules',)
 @contextlib.asynccontextmanager
 async def _marked(capability: AbstractCapability[Any], deps: object) -> AsyncIterator[tuple[Mark, WorkspaceRef, Any]]:
     """A first run that left a mark (the mark, its ref and the result); the mark is removed afterwards."""
-    mark, ref, result = await _marked_run(capability, deps)
+    mark, ref, result = await marked_run(capability, deps)
     try:
         yield mark, ref, result
     finally:
@@ -163,7 +163,7 @@ class PrecedenceRules:
             ModelResponse(parts=[TextPart('no workspace this turn')], workspace_ref=None),
         ]
         async with _marked(capability, deps) as (mark, ref, result):
-            seen, fresh = await run_tool(capability, mark.seen_in, deps=deps, message_history=_stored(result) + later)
+            seen, fresh = await run_tool(capability, mark.seen_in, deps=deps, message_history=stored(result) + later)
         got = fresh.workspace.ref
         if is_fixed(fixed):
             assert got == fixed.ref, f'a run over that history ran in {got!r}, not {described(fixed)}'
@@ -211,7 +211,7 @@ class PrecedenceRules:
                 given,
                 given_mark,
                 f'agent.override(workspace=...) around a run given {ref_text(ref)} by history and workspace=',
-                message_history=_stored(result),
+                message_history=stored(result),
                 workspace=ref,
                 agent_hook=lambda agent: agent.override(workspace=given),
             )
@@ -247,10 +247,10 @@ class PrecedenceRules:
             f'an untouched run recorded {recorded!r} (result.workspace.ref {idle.workspace.ref!r}), not {expected!r}'
         )
         if recorded is not None:
-            used, _ = await run_tool(capability, first_use, deps=deps, message_history=_stored(idle))
+            used, _ = await run_tool(capability, first_use, deps=deps, message_history=stored(idle))
             assert used == recorded, f'a run over that history ran in {ref_text(used)}, not {ref_text(recorded)}'
         ref, result = await run_tool(capability, first_use, deps=deps)
-        _, turn = await run_tool(capability, untouched, deps=deps, message_history=_stored(result))
+        _, turn = await run_tool(capability, untouched, deps=deps, message_history=stored(result))
         kept = [m.workspace_ref for m in turn.new_messages() if isinstance(m, ModelResponse)]
         assert kept and all(seen == ref for seen in kept) and turn.workspace.ref == ref, (
             f'an untouched turn over a history in {ref_text(ref)} recorded {kept} (result.workspace.ref '
@@ -269,7 +269,7 @@ class PrecedenceRules:
 
         first, result = await run_tool(capability, used, deps=deps)
         ref = result.workspace.ref
-        later, _ = await run_tool(capability, _policy_seen, deps=deps, message_history=_stored(result))
+        later, _ = await run_tool(capability, _policy_seen, deps=deps, message_history=stored(result))
         supplied = _policy_of(select_some(capability, deps, ref))
         assert first == later == supplied, (
             f'policies (layers, read_only): first run {first}, run continued from {ref!r} {later}, '
@@ -282,7 +282,7 @@ class PrecedenceRules:
         watch = _ErrorWatch()
         async with _marked(capability, deps) as (mark, ref, result):
             with expect_error(FileNotFoundError, 'a run whose tool reads a missing file'):
-                await run_tool(capability, _read_missing, deps=deps, message_history=_stored(result), also=[watch])
+                await run_tool(capability, _read_missing, deps=deps, message_history=stored(result), also=[watch])
             seen, later = await run_tool(capability, mark.seen_in, deps=deps, workspace=ref)
         assert watch.refs == [ref], f'on_run_error saw workspace refs {watch.refs}, not [{ref_text(ref)}]'
         assert seen and later.workspace.ref == ref, (
@@ -295,7 +295,7 @@ class PrecedenceRules:
         second = _second_supplier()
         other, made = await run_tool(second, leave_mark)
         theirs = made.workspace.ref
-        seen, later = await run_tool(capability, other.seen_in, deps=deps, message_history=_stored(made), also=[second])
+        seen, later = await run_tool(capability, other.seen_in, deps=deps, message_history=stored(made), also=[second])
         assert seen and later.workspace.ref == theirs, (
             f"a history in the second supplier's {ref_text(theirs)} ran in {later.workspace.ref!r}"
         )

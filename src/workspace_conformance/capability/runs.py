@@ -14,10 +14,10 @@ from pydantic_ai.workspaces import Workspace, WorkspaceRef
 from ..authoring import rule
 from ._support import Mark, first_use, is_fixed, leave_mark, own_environment, ref_text, run_tool
 
-__all__ = ('RunRules',)
+__all__ = ('RunRules', 'marked_run', 'stored')
 
 
-async def _marked_run(capability: AbstractCapability[Any], deps: object) -> tuple[Mark, WorkspaceRef, Any]:
+async def marked_run(capability: AbstractCapability[Any], deps: object) -> tuple[Mark, WorkspaceRef, Any]:
     """A first run that leaves a mark in its workspace: the mark, the run's ref and its result."""
     mark, result = await run_tool(capability, leave_mark, deps=deps)
     ref = result.workspace.ref
@@ -46,7 +46,7 @@ def _sanitized(messages: list[ModelMessage]) -> list[tuple[str, list[ModelMessag
     ]
 
 
-def _stored(result: Any) -> list[ModelMessage]:
+def stored(result: Any) -> list[ModelMessage]:
     """The run's messages after a JSON round trip, as an application stores them."""
     return ModelMessagesTypeAdapter.validate_json(result.all_messages_json())
 
@@ -70,9 +70,9 @@ class RunRules:
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """A run given the recorded ref, by stored `message_history` or `workspace=ref`, reaches the same files."""
-        mark, ref, result = await _marked_run(capability, deps)
+        mark, ref, result = await marked_run(capability, deps)
         try:
-            for how, kwargs in (('message_history', {'message_history': _stored(result)}), ('workspace=', {})):
+            for how, kwargs in (('message_history', {'message_history': stored(result)}), ('workspace=', {})):
                 arguments: dict[str, Any] = kwargs or {'workspace': ref}
                 seen, later = await run_tool(capability, mark.seen_in, deps=deps, **arguments)
                 assert later.workspace.ref == ref, (
@@ -89,15 +89,15 @@ class RunRules:
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """An agent with no workspace capability keeps a history's ref on its answer; the conversation goes on there."""
-        mark, ref, result = await _marked_run(capability, deps)
+        mark, ref, result = await marked_run(capability, deps)
         try:
-            middle = await Agent(TestModel(call_tools=[])).run('carry on', message_history=_stored(result), deps=deps)
+            middle = await Agent(TestModel(call_tools=[])).run('carry on', message_history=stored(result), deps=deps)
             carried = middle.response.workspace_ref
             assert carried == ref, (
                 f'an agent with no workspace capability answered over a history in {ref_text(ref)} and recorded '
                 f'{carried!r}: the conversation lost its environment'
             )
-            seen, later = await run_tool(capability, mark.seen_in, deps=deps, message_history=_stored(middle))
+            seen, later = await run_tool(capability, mark.seen_in, deps=deps, message_history=stored(middle))
             assert later.workspace.ref == ref and seen, (
                 f'a run over the history carried on by an agent without workspace capabilities ran in '
                 f'{later.workspace.ref!r}, not {ref_text(ref)} where {mark.name} was left'
@@ -109,10 +109,10 @@ class RunRules:
     async def test_workspace_new_starts_fresh(self, capability: AbstractCapability[Any], deps: object) -> None:
         """`workspace='new'` gets what `get_workspace(ref=None)` supplies, not the environment the history names."""
         fixed = own_environment(capability, deps)
-        mark, ref, result = await _marked_run(capability, deps)
+        mark, ref, result = await marked_run(capability, deps)
         try:
             seen, fresh = await run_tool(
-                capability, mark.seen_in, deps=deps, message_history=_stored(result), workspace='new'
+                capability, mark.seen_in, deps=deps, message_history=stored(result), workspace='new'
             )
             if is_fixed(fixed):
                 assert fresh.workspace.ref == fixed.ref, (
@@ -148,9 +148,9 @@ class RunRules:
     async def test_sanitized_history_offers_no_ref(self, capability: AbstractCapability[Any], deps: object) -> None:
         """Sanitized by `sanitize_messages` or a UI adapter, a history names no workspace: a run over it starts anew."""
         fixed = own_environment(capability, deps)
-        mark, ref, result = await _marked_run(capability, deps)
+        mark, ref, result = await marked_run(capability, deps)
         try:
-            for how, cleaned in _sanitized(_stored(result)):
+            for how, cleaned in _sanitized(stored(result)):
                 left = [m.workspace_ref for m in cleaned if isinstance(m, ModelResponse) and m.workspace_ref]
                 assert not left, f'{how} left workspace refs in the history: {left[:2]}'
             seen, later = await run_tool(capability, mark.seen_in, deps=deps, message_history=cleaned)
