@@ -76,14 +76,13 @@ async def _first_command_meets_a_short_timeout(backend: WorkspaceBackend, which:
     timeout = current_run().seconds(FIRST_COMMAND_TIMEOUT)
     started = anyio.current_time()
     call = f"run(['true'], timeout={timeout:g}) as the first operation of {which}"
-    try:
-        result = await commands_of(backend).run(['true'], timeout=timeout)
+    try:  # any result meets the clause, even exit 127 where `true` is missing: the clock did not run out
+        await commands_of(backend).run(['true'], timeout=timeout)
     except WorkspaceTimeoutError as error:
         took = anyio.current_time() - started
         raise AssertionError(
             f'{call} raised, after {took:.2f} s, {safe_str(error)}: {doing} the environment counted against the timeout'
         ) from error
-    assert result.exit_code == 0, f'{call} exited {result.exit_code}: {result.stderr[:200]!r}'
 
 
 class LifecycleRules:
