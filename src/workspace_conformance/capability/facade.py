@@ -263,7 +263,7 @@ class FacadeRules:
             with expect_error(UnicodeEncodeError, "write_text('文字', encoding='ascii')"):
                 await workspace.write_text(path, '文字', encoding='ascii')
 
-    @rule(area='facade')
+    @rule(area='facade', contract='2.68')
     async def test_run_refuses_a_missing_or_file_cwd(self, capability: AbstractCapability[Any], deps: object) -> None:
         """`run(cwd=)` raises FileNotFoundError for a missing dir, NotADirectoryError for a file, TypeError first.
 
@@ -281,7 +281,7 @@ class FacadeRules:
                 await workspace.run('true', cwd=missing)
             assert not await workspace.exists(missing), f'run(cwd={missing!r}) created the missing directory'
 
-    @rule(area='facade')
+    @rule(area='facade', contract='2.68')
     async def test_run_cwd_reaches_every_layer(
         self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
     ) -> None:

@@ -10,7 +10,6 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.workspaces import (
-    AuthorityWorkspace,
     LocalWorkspaceBackend,
     ReadOnlyWorkspace,
     Workspace,
@@ -32,11 +31,20 @@ def _local(capability: AbstractCapability[Any]) -> LocalWorkspace[Any]:
     return capability
 
 
+def _authority_layer() -> tuple[type[object], ...]:
+    """`AuthorityWorkspace`, or nothing on a pydantic-ai before 2.68, whose `LocalWorkspace` has no authority."""
+    try:
+        from pydantic_ai.workspaces import AuthorityWorkspace
+    except ImportError:
+        return ()
+    return (AuthorityWorkspace,)
+
+
 def _expected_layers(capability: LocalWorkspace[Any]) -> list[type[object]]:
     """The layers `LocalWorkspace`'s options promise, outermost first (its docs: read_only, then authority)."""
     layers: list[type[object]] = []
-    if capability.authority != 'operator' or capability.path_authority:
-        layers.append(AuthorityWorkspace)
+    if getattr(capability, 'authority', 'operator') != 'operator' or getattr(capability, 'path_authority', None):
+        layers.extend(_authority_layer())
     if capability.read_only:
         layers.append(ReadOnlyWorkspace)
     return layers
@@ -68,10 +76,10 @@ class LocalRules:
         """`read_only` wraps a `ReadOnlyWorkspace`, a lower `authority` an `AuthorityWorkspace`, over its directory."""
         local = _local(capability)
         workspace = own_environment(capability, deps)
-        layers = [kind for kind in workspace_layers(workspace)[:-1] if kind in (AuthorityWorkspace, ReadOnlyWorkspace)]
+        layers = [kind for kind in workspace_layers(workspace)[:-1] if kind in (*_authority_layer(), ReadOnlyWorkspace)]
         promised = [kind.__name__ for kind in _expected_layers(local)]
         assert layers == _expected_layers(local), (
-            f'LocalWorkspace(read_only={local.read_only}, authority={local.authority!r}) supplied '
+            f'LocalWorkspace(read_only={local.read_only}, authority={getattr(local, "authority", None)!r}) supplied '
             f'{described(workspace)}: its options promise the layers {promised}'
         )
         assert workspace.read_only == local.read_only, (
@@ -92,14 +100,10 @@ class LocalRules:
         local = _local(capability)
         other = tmp_path / 'earlier-namesake'
         other.mkdir()
-        earlier = dataclasses.replace(
-            local,
-            working_dir=other,
-            read_only=not local.read_only,
-            authority='none',
-            path_authority={str(other / 'notes'): 'none'},
-            env={'WC_EARLIER_ONLY': '1'},
-        )
+        options: dict[str, object] = {'read_only': not local.read_only, 'env': {'WC_EARLIER_ONLY': '1'}}
+        if _authority_layer():  # pydantic-ai 2.68 and later
+            options |= {'authority': 'none', 'path_authority': {str(other / 'notes'): 'none'}}
+        earlier = dataclasses.replace(local, working_dir=other, **options)  # type: ignore[arg-type]
         expected = shape(own_environment(capability, deps))
         composed = await _supplied_in_a_run([earlier, capability], deps=deps)
         assert shape(composed) == expected, (
