@@ -45,10 +45,12 @@ class HygieneRules:
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """`LocalWorkspace` commands inherit only PATH, HOME, LANG, LC_ALL and LC_CTYPE, plus its own `env`."""
+        if not isinstance(capability, LocalWorkspace):
+            skip('not-applicable', 'the capability is not a LocalWorkspace: other sandboxes set variables of theirs')
         workspace = commands_of(capability, deps)
         if not isinstance(workspace.backend, LocalWorkspaceBackend):
             skip('not-applicable', 'the workspace is not a LocalWorkspaceBackend')
-        configured = set((capability.env or {}) if isinstance(capability, LocalWorkspace) else ())
+        configured = set(capability.env or {})
         seen = await environment_of(workspace)
         extra = sorted(set(seen) - LOCAL_INHERITED - configured)
         assert not extra, f'commands inherit variables beyond {sorted(LOCAL_INHERITED)}: {extra}'
