@@ -30,6 +30,8 @@ class Leaky(LocalWorkspaceBackend):
     async def exists(self, path):
         if os.environ.get('INTERRUPT'):
             raise KeyboardInterrupt  # Ctrl-C in the middle of the run
+        if os.environ.get('UNDECODABLE'):
+            raise RuntimeError('provider refused the name caf\\udce9')  # a lone surrogate, as os.fsdecode gives
         raise RuntimeError('provider refused: api_key=' + os.environ.get('FAKE_PROVIDER_API_KEY', ''))
 
 
@@ -83,6 +85,19 @@ def test_serial_and_two_workers_record_the_same_outcomes(pytester: pytest.Pytest
     serial, parallel = _outcomes(tmp_path / 'serial'), _outcomes(tmp_path / 'parallel')
     assert serial == parallel
     assert len(serial) == 10  # five rules on asyncio and trio
+
+
+def test_a_failure_naming_undecodable_bytes_reaches_the_report_from_a_worker(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('LEAKY', '1')
+    monkeypatch.setenv('UNDECODABLE', '1')
+    result = _run(pytester, tmp_path / 'out', '-n', '2')
+    assert 'INTERNALERROR' not in result.stdout.str() + result.stderr.str()
+    report = Report.model_validate_json((tmp_path / 'out' / 'report.json').read_text())
+    assert report.complete and report.verdict == 'not certified'
+    failed = [r for suite in report.suites for r in suite.results if r.outcome == 'failed']
+    assert failed and all('caf\\udce9' in (r.excerpt or '') for r in failed if r.rule_id == 'exists'), failed
 
 
 @pytest.mark.all_rules

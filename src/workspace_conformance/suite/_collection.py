@@ -77,10 +77,45 @@ def _item_for(parent: pytest.Class, klass: type, override: Override) -> Overridd
     return item
 
 
+def escaped(value: Any) -> Any:
+    """`value` with its lone surrogates (from undecodable file names) written as Python escapes, so it encodes."""
+    if isinstance(value, str):
+        try:
+            value.encode('utf-8')
+        except UnicodeEncodeError:
+            return value.encode('utf-8', 'backslashreplace').decode('utf-8')
+        return value
+    if isinstance(value, tuple | list):
+        return type(value)(escaped(part) for part in value)
+    if isinstance(value, dict):
+        return {escaped(key): escaped(part) for key, part in value.items()}
+    return value
+
+
+def _transportable(report: pytest.TestReport) -> None:
+    """Escape what a report carries that UTF-8 cannot encode: xdist sends reports as UTF-8, and crashes on it."""
+    if report.longrepr is not None and not isinstance(report.longrepr, tuple):
+        text = str(report.longrepr)
+        if escaped(text) is not text:
+            report.longrepr = escaped(text)
+    elif isinstance(report.longrepr, tuple):
+        report.longrepr = escaped(report.longrepr)
+    report.sections = escaped(report.sections)
+    report.user_properties = escaped(report.user_properties)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     """Attach a rule's failure, classified skip or missing result, and its cost, as data; report a skip at its rule."""
     report: pytest.TestReport = yield
+    try:
+        return _classified(item, call, report)
+    finally:
+        _transportable(report)
+
+
+def _classified(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> pytest.TestReport:
+    """The report of `makereport`, with the rule's outcome, cost and skip attached as data."""
     raised = call.excinfo.value if call.excinfo is not None else None
     cost = item.stash.get(ACCOUNTING, None)
     if call.when == 'call' and cost is not None:
