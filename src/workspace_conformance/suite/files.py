@@ -438,7 +438,7 @@ class FileRules:
         async with scratch(workspace) as root:
             await _names_round_trip(workspace, root, UNICODE_NAMES)
 
-    @rule(area='files', requires=['filesystem'], since='0.3.0')
+    @rule(area='files', level='extended', requires=['filesystem'], since='0.3.0')
     async def test_undecodable_name_bytes_round_trip(
         self, backend: WorkspaceBackend, has_real_posix_shell: bool
     ) -> None:
