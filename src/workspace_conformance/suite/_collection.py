@@ -96,8 +96,9 @@ def _transportable(report: pytest.TestReport) -> None:
     """Escape what a report carries that UTF-8 cannot encode: xdist sends reports as UTF-8, and crashes on it."""
     if report.longrepr is not None and not isinstance(report.longrepr, tuple):
         text = str(report.longrepr)
-        if escaped(text) is not text:
-            report.longrepr = escaped(text)
+        safe = escaped(text)
+        if safe is not text:
+            report.longrepr = safe
     elif isinstance(report.longrepr, tuple):
         report.longrepr = escaped(report.longrepr)
     report.sections = escaped(report.sections)
