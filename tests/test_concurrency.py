@@ -91,6 +91,9 @@ def test_concurrent_and_serial_runs_give_the_same_outcomes(target: str, tmp_path
     serial = _certify(target, tmp_path / 'serial', '--conformance-concurrency', '1', cwd=tmp_path)
     together = _certify(target, tmp_path / 'together', '--conformance-concurrency', '16', cwd=tmp_path)
     assert serial['complete'] and together['complete']
+    only_serial = sorted(set(_outcomes(serial)) - set(_outcomes(together)))
+    only_together = sorted(set(_outcomes(together)) - set(_outcomes(serial)))
+    assert not only_serial and not only_together, f'serial only: {only_serial}; concurrent only: {only_together}'
     assert serial['verdict'] == together['verdict']
     assert _outcomes(serial) == _outcomes(together)
     if target.startswith('broken'):

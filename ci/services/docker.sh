@@ -53,8 +53,9 @@ down() {
     fi
     stop_pidfile "$STATE/dockerd.pid" dockerd
     # dockerd started its own containerd under the exec root; it ends with dockerd.
+    unmount_under "$STATE"
     if [ -s "$STATE/created-dirs" ]; then
-        while read -r dir; do rm -rf "$dir"; done < "$STATE/created-dirs"
+        while read -r dir; do unmount_under "$dir"; rm -rf "$dir"; done < "$STATE/created-dirs"
     fi
     rm -rf "$STATE"
     say "docker stopped"

@@ -39,6 +39,16 @@ stop_pidfile() {
     rm -f "$file"
 }
 
+# unmount_under DIR: unmount every mount at or below DIR, deepest first (an engine killed mid-run leaves its
+# overlay and bind mounts behind, and `rm -rf` then fails with "Device or resource busy").
+unmount_under() {
+    local dir mount
+    dir=$(realpath -m "$1")
+    awk -v dir="$dir" '$5 == dir || index($5, dir "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r | while read -r mount; do
+        umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || say "cannot unmount $mount"
+    done
+}
+
 # busybox_rootfs DIR: a minimal root filesystem in DIR from the host's static busybox (no registry needed):
 # every applet linked into /bin, /usr/bin and /sbin pointing there, root and an unprivileged user 1000.
 busybox_rootfs() {

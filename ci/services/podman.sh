@@ -35,8 +35,10 @@ down() {
     fi
     if [ -e "$STATE/owns-store" ]; then
         command -v podman >/dev/null 2>&1 && podman system reset --force >/dev/null 2>&1
+        for dir in $HOST_DIRS; do unmount_under "$dir"; done
         rm -rf $HOST_DIRS
     fi
+    unmount_under "$STATE"
     rm -rf "$STATE"
     say "podman containers and image removed"
 }
