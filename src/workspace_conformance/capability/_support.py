@@ -337,6 +337,20 @@ def ref_text(ref: WorkspaceRef) -> str:
     return f'WorkspaceRef(provider={ref.provider!r}, id={shown!r})'
 
 
+def assert_started_fresh(
+    fixed: Workspace, got: WorkspaceRef | None, seen: bool, mark: Mark, old: WorkspaceRef, run: str
+) -> None:
+    """Fail unless `run` went where a fresh run goes: a fixed capability's own environment, else not `old`'s.
+
+    `got` is the ref the run ended with and `seen` whether its tool saw `mark`, left earlier in `old`'s environment.
+    """
+    if is_fixed(fixed):
+        assert got == fixed.ref, f"{run} ran in {got!r}, not the capability's own {described(fixed)}"
+        return
+    assert got != old, f'{run} ran in {ref_text(old)}, the environment it must not continue'
+    assert not (seen and mark.token), f'{run} sees {mark.name}, a file of {ref_text(old)}, which it must not continue'
+
+
 def accepted(capability: AbstractCapability[Any], deps: object, refs: Sequence[WorkspaceRef]) -> list[str]:
     """The refs of `refs` that `get_workspace` attached to instead of declining (None) or raising, with what it gave."""
     found: list[str] = []

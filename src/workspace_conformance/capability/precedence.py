@@ -27,6 +27,7 @@ from ..doubles import InMemoryBackend, InMemoryProvider, ProviderCapability
 from ._support import (
     MARK_PREFIX,
     Mark,
+    assert_started_fresh,
     described,
     error_text,
     first_use,
@@ -164,13 +165,7 @@ class PrecedenceRules:
         ]
         async with _marked(capability, deps) as (mark, ref, result):
             seen, fresh = await run_tool(capability, mark.seen_in, deps=deps, message_history=stored(result) + later)
-        got = fresh.workspace.ref
-        if is_fixed(fixed):
-            assert got == fixed.ref, f'a run over that history ran in {got!r}, not {described(fixed)}'
-            return
-        assert got != ref and not (seen and mark.token), (
-            f'the latest response records no ref, yet the run continued in {ref_text(ref)} of an older one'
-        )
+        assert_started_fresh(fixed, fresh.workspace.ref, seen, mark, ref, 'a run whose latest response records no ref')
 
     @rule(area='runs')
     async def test_an_unrecognized_workspace_ref_ends_the_run(

@@ -12,7 +12,7 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
 from ..authoring import rule
-from ._support import Mark, first_use, is_fixed, leave_mark, own_environment, ref_text, run_tool
+from ._support import Mark, assert_started_fresh, first_use, leave_mark, own_environment, ref_text, run_tool
 
 __all__ = ('RunRules', 'marked_run', 'stored')
 
@@ -114,15 +114,7 @@ class RunRules:
             seen, fresh = await run_tool(
                 capability, mark.seen_in, deps=deps, message_history=stored(result), workspace='new'
             )
-            if is_fixed(fixed):
-                assert fresh.workspace.ref == fixed.ref, (
-                    f"workspace='new' ran in {fresh.workspace.ref!r}, not the capability's own {ref_text(fixed.ref)}"  # type: ignore[arg-type]
-                )
-                return
-            assert fresh.workspace.ref != ref, f"workspace='new' ran in {ref_text(ref)}, the environment of the history"
-            assert not (seen and mark.token), (
-                f"workspace='new' sees {mark.name}, a file of the history's environment {ref_text(ref)}"
-            )
+            assert_started_fresh(fixed, fresh.workspace.ref, seen, mark, ref, "workspace='new' over that history")
         finally:
             await mark.remove(result.workspace)
 
@@ -154,11 +146,6 @@ class RunRules:
                 left = [m.workspace_ref for m in cleaned if isinstance(m, ModelResponse) and m.workspace_ref]
                 assert not left, f'{how} left workspace refs in the history: {left[:2]}'
             seen, later = await run_tool(capability, mark.seen_in, deps=deps, message_history=cleaned)
-            if is_fixed(fixed):
-                assert later.workspace.ref == fixed.ref, f'a run over sanitized history ran in {later.workspace.ref!r}'
-                return
-            assert not (seen and mark.token) and later.workspace.ref != ref, (
-                f'a run over sanitized history reached {ref_text(ref)}, the environment the stripped ref named'
-            )
+            assert_started_fresh(fixed, later.workspace.ref, seen, mark, ref, f'a run over history sanitized by {how}')
         finally:
             await mark.remove(result.workspace)
