@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,14 +54,23 @@ def _local(kind: type[LocalWorkspace[Any]], **options: Any) -> Any:
     return build
 
 
-def _provider(**switches: bool) -> Any:
-    """A mutant's build: an `InMemoryProvider` capability with one of its bug switches on."""
+def on_provider(
+    capability: Callable[[InMemoryProvider], AbstractCapability[Any]], *, local: bool = True
+) -> Callable[[Path], CapabilitySetup]:
+    """A mutant's build: `capability(provider)` over an `InMemoryProvider`, of local directories in the rule's
+    scratch directory unless `local` is False (then files only, in memory)."""
 
     def build(run_dir: Path) -> CapabilitySetup:
-        provider = InMemoryProvider(local_root=run_dir / 'environments', files={'README': b'hello'})
-        return CapabilitySetup(capability=provider.capability(**switches), destroy_environment=provider.destroy)
+        root = run_dir / 'environments' if local else None
+        provider = InMemoryProvider(local_root=root, files={'README': b'hello'})
+        return CapabilitySetup(capability=capability(provider), destroy_environment=provider.destroy)
 
     return build
+
+
+def _provider(**switches: bool) -> Callable[[Path], CapabilitySetup]:
+    """A mutant's build: an `InMemoryProvider` capability with one of its bug switches on."""
+    return on_provider(lambda provider: provider.capability(**switches))
 
 
 # --- selection ---

@@ -23,11 +23,10 @@ from pydantic_ai.workspaces import (
     WrapperWorkspace,
 )
 
-from workspace_conformance.doubles import InMemoryProvider
 from workspace_conformance.targets.capability import CapabilitySetup
 
 from ..registry import capability_mutant
-from .capability import _project
+from .capability import _project, on_provider
 
 Layer = Callable[[Workspace], Workspace]
 
@@ -52,16 +51,9 @@ def _on_local(layer: Layer) -> Callable[[Path], CapabilitySetup]:
     return lambda run_dir: CapabilitySetup(capability=Layered(inner=LocalWorkspace(_project(run_dir)), layer=layer))
 
 
-def _on_provider(layer: Layer, **options: Any) -> Callable[[Path], CapabilitySetup]:
-    """A mutant's build: an `InMemoryProvider` capability (files only unless `local_root`), inside `layer`."""
-
-    def build(run_dir: Path) -> CapabilitySetup:
-        provider = InMemoryProvider(files={'README': b'hello'}, **options)
-        return CapabilitySetup(
-            capability=Layered(inner=provider.capability(), layer=layer), destroy_environment=provider.destroy
-        )
-
-    return build
+def _on_provider(layer: Layer) -> Callable[[Path], CapabilitySetup]:
+    """A mutant's build: a files-only `InMemoryProvider` capability, inside `layer`."""
+    return on_provider(lambda provider: Layered(inner=provider.capability(), layer=layer), local=False)
 
 
 def _with_policy(policy: Layer, **options: Any) -> Callable[[Path], CapabilitySetup]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import tempfile
 import uuid
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from pydantic_ai import RunContext
@@ -18,20 +17,9 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceBa
 
 from workspace_conformance.doubles import InMemoryProvider, ProviderBackend, ProviderCapability
 from workspace_conformance.doubles.provider import PROVIDER
-from workspace_conformance.targets.capability import CapabilitySetup
 
 from ..registry import capability_mutant
-from .capability import ReadOnlyPolicy, _local
-
-
-def _provider_capability(kind: type[ProviderCapability]) -> Any:
-    """A mutant's build: `kind` over an `InMemoryProvider` of local directories in the rule's scratch directory."""
-
-    def build(run_dir: Path) -> CapabilitySetup:
-        provider = InMemoryProvider(local_root=run_dir / 'environments', files={'README': b'hello'})
-        return CapabilitySetup(capability=kind(provider), destroy_environment=provider.destroy)
-
-    return build
+from .capability import ReadOnlyPolicy, _local, on_provider
 
 
 @dataclass
@@ -47,7 +35,7 @@ capability_mutant(
     name='recovers_an_older_history_ref',
     kills=['a_latest_response_without_a_ref_starts_fresh'],
     bug='Given no ref, get_workspace digs the newest ref out of older responses, so a latest None does not start anew.',
-    build=_provider_capability(RecoversOlderRefs),
+    build=on_provider(RecoversOlderRefs),
 )
 
 
@@ -106,13 +94,13 @@ capability_mutant(
     name='reports_a_ref_before_the_environment_exists',
     kills=['an_untouched_run_records_no_new_ref'],
     bug='A lazy backend reports a reserved id as its ref before creating anything, so an untouched run records it.',
-    build=_provider_capability(_with_backend(ReservedRef)),
+    build=on_provider(_with_backend(ReservedRef)),
 )
 capability_mutant(
     name='attached_ref_hidden_until_first_use',
     kills=['an_untouched_run_records_no_new_ref'],
     bug='A backend attached by ref reports ref None until its first operation, so an untouched turn drops the ref.',
-    build=_provider_capability(_with_backend(HiddenUntilUsed)),
+    build=on_provider(_with_backend(HiddenUntilUsed)),
 )
 
 
@@ -131,7 +119,7 @@ capability_mutant(
     name='forgets_its_ref_after_an_error',
     kills=['a_failed_run_keeps_its_environment'],
     bug='After a failed operation the backend drops its ref and starts over, so on_run_error sees another ref.',
-    build=_provider_capability(_with_backend(ForgetsOnError)),
+    build=on_provider(_with_backend(ForgetsOnError)),
 )
 
 
