@@ -194,6 +194,41 @@ class TestHangs(Base):
     assert len(durations) == 3 and all(seconds < 1.2 + 0.6 + 1.5 for seconds in durations.values()), durations
 
 
+def test_a_command_given_a_timeout_hangs_once_it_runs_the_slack_past_it(pytester: pytest.Pytester) -> None:
+    out = pytester.path / 'report'
+    result = _run(
+        pytester,
+        """
+class IgnoresTimeouts(LocalWorkspaceBackend):
+    async def run(self, command, *, timeout=None, **kwargs):
+        if timeout is not None:
+            await anyio.sleep_forever()
+        return await super().run(command, **kwargs)
+
+class TestIgnoresTimeouts(Base):
+    @pytest.fixture(scope='class')
+    @classmethod
+    def backend(cls, tmp_path_factory):
+        return IgnoresTimeouts(tmp_path_factory.mktemp('ws'))
+""",
+        '-k',
+        'timeout_raises_workspace_timeout_error',
+        '--conformance-time-scale',
+        '0.1',
+        '--conformance-report',
+        str(out),
+    )
+    result.assert_outcomes(failed=1)
+    # The rule gives `run` a timeout of 1 s; 10 s of slack at time scale 0.1 is 1 s: the call is cut at 2 s, not at the
+    # 6 s a call without a timeout may take at that scale.
+    result.stdout.fnmatch_lines(
+        ['*observed: hung after 2.? s: backend.run(*timeout=1) never returned*1 s past its own*']
+    )
+    report = Report.model_validate_json((out / 'report.json').read_text())
+    [duration] = [r.duration for suite in report.suites for r in suite.results if r.outcome == 'failed']
+    assert duration is not None and duration < 4.0, duration
+
+
 def test_failure_message_names_the_rule_and_quotes_the_clause(pytester: pytest.Pytester) -> None:
     result = _run(
         pytester,

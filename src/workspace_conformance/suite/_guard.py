@@ -31,7 +31,16 @@ from ._concurrency import (
     undecided,
 )
 from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, subject_fixture, tools_to_probe
-from ._tracing import CALL_BOUND, GRACE_FLOOR, REMEMBERED_GRACE, HangRemembered, OperationLog, traced, unwrap
+from ._tracing import (
+    CALL_BOUND,
+    GRACE_FLOOR,
+    REMEMBERED_GRACE,
+    TIMEOUT_SLACK,
+    HangRemembered,
+    OperationLog,
+    traced,
+    unwrap,
+)
 
 if TYPE_CHECKING:
     from ._rules import Rule
@@ -75,6 +84,7 @@ class RuleRun:
         self.log.rule = self.rule.qualified
         self.log.grace = max(GRACE_FLOOR, self.seconds(REMEMBERED_GRACE))
         self.log.call_bound = self.seconds(min(self.rule.timeout, CALL_BOUND))
+        self.log.timeout_slack = max(GRACE_FLOOR, self.seconds(TIMEOUT_SLACK))
 
     def seconds(self, base: float) -> float:
         """A wait of `base` seconds at time scale 1, scaled for slow providers."""

@@ -59,6 +59,8 @@ CALL_BOUND = 60.0
 REMEMBERED_GRACE = 1.0
 """Seconds (at time scale 1) a rule gives an operation that hung earlier in the session, instead of its full guard."""
 GRACE_FLOOR = 0.5
+TIMEOUT_SLACK = 10.0
+"""Seconds (at time scale 1) a `run(timeout=T)` may go on past T, to stop the command and answer, before it hung."""
 """Seconds the grace never goes below, however small the time scale: a slow-but-correct call is not a hang."""
 
 
@@ -86,6 +88,8 @@ class OperationLog:
     """Seconds an operation that hung in an earlier rule gets here."""
     call_bound: float = math.inf
     """Seconds one call may take (the default rule guard, scaled): a longer one hung, and is remembered."""
+    timeout_slack: float = math.inf
+    """Seconds a call given a timeout may take past it (`TIMEOUT_SLACK`, scaled): a longer one hung."""
     calls: int = 0
     busy: float = 0.0
     """Seconds the rule's calls took, added up (overlapping ones each count)."""
@@ -101,12 +105,19 @@ class OperationLog:
     """`backend.call(...) returned None, not bytes`: each value of a type the protocol does not allow."""
 
     async def call(
-        self, name: str, description: str, operation: Callable[[], Awaitable[Any]], *, key: str | None = None
+        self,
+        name: str,
+        description: str,
+        operation: Callable[[], Awaitable[Any]],
+        *,
+        key: str | None = None,
+        timeout: float | None = None,
     ) -> Any:
         """Await one backend operation, keeping it listed as pending until it returns or raises.
 
         An operation that hung in an earlier rule of the session gets `grace` seconds, then fails the rule. `key` is
         what a hang is remembered under (the operation's name, or `FIRST_CALL` for a newly built backend's first).
+        A call given `timeout` seconds hung once it runs `timeout_slack` seconds past them.
         """
         key = key or name
         self.keys[description] = key
@@ -117,7 +128,9 @@ class OperationLog:
         self.pending[token] = (description, time.monotonic())
         remembered = HUNG.get(key)
         started = time.monotonic()
-        given = self.call_bound
+        given, most = self.call_bound, 'the most one call may take'
+        if timeout is not None and timeout + self.timeout_slack < given:
+            given, most = timeout + self.timeout_slack, f'{self.timeout_slack:g} s past its own timeout'
         if remembered is not None and remembered.rule != self.rule:
             given = min(given, self.grace)
         limit = anyio.CancelScope(deadline=anyio.current_time() + given)
@@ -140,7 +153,7 @@ class OperationLog:
                 self._learn({key: description})
                 raise HangRemembered(
                     f'hung after {elapsed:.1f} s: backend.{description} never returned (it had run {elapsed:.1f} s, '
-                    'the most one call may take)'
+                    f'{most})'
                 )
             raise HangRemembered(
                 f'backend.{description} did not return within {self.grace:g} s: backend.{remembered.call} hung in '
@@ -209,7 +222,10 @@ class _Traced(Mirror):
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], call: Callable[[], Awaitable[Any]]
     ) -> Any:
         key, self._first = (FIRST_CALL if self._first else None), False
-        return await self._log.call(name, describe_call(name, args, kwargs), call, key=key)
+        # A first operation also creates or connects to the environment, which its own timeout does not cover.
+        timeout: object = kwargs.get('timeout') if name == 'run' and key is None else None
+        bounded = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None  # True is 1 s too
+        return await self._log.call(name, describe_call(name, args, kwargs), call, key=key, timeout=bounded)
 
     def __repr__(self) -> str:
         return f'traced({self._wrapped!r})'
