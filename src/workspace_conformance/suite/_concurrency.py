@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import statistics
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ import anyio
 import pytest
 
 from ..runtime.watchdog import WATCHDOG
-from ._requires import LIFECYCLE_REQUIREMENTS, OPTIONAL_FIXTURES, SWITCHES
+from ._requires import LIFECYCLE_REQUIREMENTS, OPTIONAL_FIXTURES, SWITCHES, subject_fixture
 
 __all__ = (
     'ACCOUNTING',
@@ -86,6 +87,18 @@ class Slot:
     """Where a rule running in a batch leaves its accounting, since its item is not the one running."""
 
     accounting: dict[str, float] = field(default_factory=dict)
+    measuring: pytest.Item | None = None
+    """Under `auto`, on the slot of a batch's leader whose backend is not measured yet: the item it measures for."""
+    decided: anyio.Event | None = None
+    """Set once the leader's calls decided `auto`, or the leader ended; the batch's other rules wait for it."""
+
+    def observe(self, took: Sequence[float]) -> None:
+        """After each backend call of the leader: decide `auto` once its calls are enough to measure."""
+        if self.measuring is not None and len(took) >= MEASURED_CALLS:
+            measure(self.measuring, took)
+            self.measuring = None
+            if self.decided is not None:
+                self.decided.set()
 
 
 @dataclass(frozen=True)
@@ -110,7 +123,7 @@ def slot() -> Slot | None:
     return _SLOT.get()
 
 
-MEASURED_CALLS = 3
+MEASURED_CALLS = 5
 """Backend calls a rule must make for its timings to decide `auto`."""
 MEASURED = pytest.StashKey[bool]()
 """On a suite class's node, under `auto`: whether its backend answered slowly enough for rules to run at once."""
@@ -131,14 +144,15 @@ def adaptive(config: pytest.Config) -> bool:
     return bool(config.getoption(CONCURRENCY_OPTION, default=None) == 'auto')
 
 
-def measure(item: pytest.Item, calls: int, busy: float) -> None:
-    """Under `auto`, decide from a rule run by itself whether its class's backend answers like a remote one.
+def measure(item: pytest.Item, took: Sequence[float]) -> None:
+    """Under `auto`, decide from a rule's first calls whether its class's backend answers like a remote one.
 
-    The rule's own calls are the measure (no extra call is made): their mean of `REMOTE_ROUND_TRIP` or more means a
-    network, and the rules after it run at once; a rule that made fewer than three calls leaves it to the next one.
+    The rule's own calls are the measure (no extra call is made): a median of `REMOTE_ROUND_TRIP` or more means a
+    network, and the rules of its batch go on at once. The median, since a local backend's first call may create its
+    environment and take long; a rule that made fewer than `MEASURED_CALLS` calls leaves it to the next one.
     """
-    if item.parent is not None and calls >= MEASURED_CALLS and MEASURED not in item.parent.stash:
-        item.parent.stash[MEASURED] = busy / calls >= REMOTE_ROUND_TRIP
+    if item.parent is not None and len(took) >= MEASURED_CALLS and MEASURED not in item.parent.stash:
+        item.parent.stash[MEASURED] = statistics.median(took) >= REMOTE_ROUND_TRIP
 
 
 def undecided(item: pytest.Item) -> bool:
@@ -230,8 +244,11 @@ def plan(item: pytest.Function) -> tuple[pytest.Function, ...]:
     """The items `item` checks at once, itself first: empty when it leads no batch (it runs by itself)."""
     if concurrency(item.config) < 2 or not _can_run_ahead(item) or not _shared_with(item, item):
         return ()
-    if adaptive(item.config) and item.parent is not None and item.parent.stash.get(MEASURED, None) is not True:
-        return ()  # `auto`: until a rule's calls showed the backend remote, its rules run one at a time
+    if adaptive(item.config) and item.parent is not None:
+        measured = item.parent.stash.get(MEASURED, None)
+        if measured is False or (measured is None and subject_fixture(_rule(item)) != 'backend'):
+            return ()  # `auto`: a backend that answers like a local one keeps the serial run
+        # Not measured yet: the batch is planned, and its other rules wait until the leader's first calls decide.
     items = item.session.items
     try:
         start = items.index(item)
@@ -284,8 +301,14 @@ def _in_slot(place: Slot) -> Iterator[None]:
 async def run_ahead(
     request: pytest.FixtureRequest, given: Mapping[str, Any], batch: tuple[pytest.Function, ...]
 ) -> None:
-    """Check every rule of `batch` at once (bounded), leaving each item what its rule did; stop on a halt."""
+    """Check every rule of `batch` at once (bounded), leaving each item what its rule did; stop on a halt.
+
+    Under `auto` with the backend not measured yet, the leader starts alone and its first calls decide: the other
+    rules then go on at once, or, on a backend that answers like a local one, leave their items to check them serially.
+    """
     leader = request.node
+    tentative = undecided(leader)
+    decided = anyio.Event()
     limiter = anyio.CapacityLimiter(concurrency(leader.config))
     session = leader.session
     values: dict[str, Any] = dict(given)
@@ -301,10 +324,21 @@ async def run_ahead(
         calls.append((item, kwargs, getattr(request.instance, item.originalname)))
 
     async def check(item: pytest.Function, kwargs: dict[str, Any], method: Any) -> None:
+        if tentative and item is not leader:
+            await decided.wait()
+            if leader.parent is None or leader.parent.stash.get(MEASURED, None) is not True:
+                return  # no result ahead: the item checks its rule itself, when its turn comes
+        try:
+            await checked(item, kwargs, method)
+        finally:
+            if item is leader:
+                decided.set()
+
+    async def checked(item: pytest.Function, kwargs: dict[str, Any], method: Any) -> None:
         async with limiter:
             if halt_reason(session) is not None:
                 return
-            place = Slot()
+            place = Slot(measuring=leader if tentative and item is leader else None, decided=decided)
             raised: BaseException | None = None
             with _in_slot(place):
                 try:

@@ -291,6 +291,9 @@ async def _check(
     request: pytest.FixtureRequest = fixtures['request']
     run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]))
     tools = tools_to_probe(rule, fixtures[subject], fixtures)
+    place = slot()
+    if place is not None and place.measuring is not None and subject == 'backend':
+        run.log.observer = place.observe
     _trace_factories(kwargs, run.log)
     bound = run.seconds(rule.timeout)
     left = remaining(request.session)
@@ -353,13 +356,12 @@ async def _check(
         _ACTIVE.pop(id(run), None)
         if watch is not None:
             WATCHDOG.release(watch)
-        place = slot()
         if place is not None:
             place.accounting.update(run.accounting())
         else:
             request.node.stash[ACCOUNTING] = run.accounting()
             if undecided(request.node) and subject == 'backend':
-                measure(request.node, run.log.calls, run.log.busy)
+                measure(request.node, run.log.took)
     if scope.cancel_called:
         raise expired()
 

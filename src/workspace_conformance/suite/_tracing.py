@@ -59,6 +59,8 @@ CALL_BOUND = 60.0
 REMEMBERED_GRACE = 1.0
 """Seconds (at time scale 1) a rule gives an operation that hung earlier in the session, instead of its full guard."""
 GRACE_FLOOR = 0.5
+TOOK_KEPT = 32
+"""Answered calls whose durations a rule keeps, for `auto` to measure the backend by."""
 TIMEOUT_SLACK = 10.0
 """Seconds (at time scale 1) a `run(timeout=T)` may go on past T, to stop the command and answer, before it hung."""
 """Seconds the grace never goes below, however small the time scale: a slow-but-correct call is not a hang."""
@@ -91,6 +93,9 @@ class OperationLog:
     timeout_slack: float = math.inf
     """Seconds a call given a timeout may take past it (`TIMEOUT_SLACK`, scaled): a longer one hung."""
     calls: int = 0
+    took: list[float] = field(default_factory=list)
+    """Seconds each of the rule's first `TOOK_KEPT` solitary calls took (no other call of the rule overlapped it: its
+    time is the backend's answer, not a wait for the rule's other calls)."""
     busy: float = 0.0
     """Seconds the rule's calls took, added up (overlapping ones each count)."""
     keys: dict[str, str] = field(default_factory=dict)
@@ -103,6 +108,8 @@ class OperationLog:
     last: str | None = None
     wrong_returns: list[str] = field(default_factory=list)
     """`backend.call(...) returned None, not bytes`: each value of a type the protocol does not allow."""
+    observer: Callable[[list[float]], None] | None = None
+    """Told `took` after each call (under `auto`, a batch's leader measures its backend so)."""
 
     async def call(
         self,
@@ -122,7 +129,8 @@ class OperationLog:
         key = key or name
         self.keys[description] = key
         self.calls += 1
-        self.round_trips += not self.pending
+        alone = not self.pending
+        self.round_trips += alone
         self.last = description
         token = self.calls
         self.pending[token] = (description, time.monotonic())
@@ -145,7 +153,12 @@ class OperationLog:
         finally:
             del self.pending[token]
             _IN_FLIGHT.pop(flight, None)
-            self.busy += time.monotonic() - started
+            took = time.monotonic() - started
+            self.busy += took
+            if alone and self.calls == token and len(self.took) < TOOK_KEPT:  # no other call overlapped it
+                self.took.append(took)
+            if self.observer is not None:
+                self.observer(self.took)
         if limit.cancelled_caught:
             remembered = HUNG.get(key)
             if remembered is None or remembered.rule == self.rule:  # it hung here first: remember it for later rules
