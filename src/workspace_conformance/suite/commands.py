@@ -20,6 +20,7 @@ from pydantic_ai.workspaces import (
 )
 
 from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, unwrap, workspace_of
+from .processes import STARTUP_TIMEOUTS
 
 __all__ = ('CommandRules',)
 
@@ -331,12 +332,16 @@ class CommandRules:
     async def test_timeout_error_carries_partial_output(self, backend: WorkspaceBackend) -> None:
         """The `WorkspaceTimeoutError` of a timed-out command holds the stdout and stderr written before the timeout."""
         script = 'printf out-before-timeout; printf err-before-timeout >&2; exec sleep 60'
-        try:
-            await commands_of(backend).run(['sh', '-c', script], timeout=current_run().seconds(1))
-        except WorkspaceTimeoutError as error:
-            caught = error
-        else:
-            raise AssertionError('a 60 s sleep with a 1 s timeout returned normally instead of raising')
+        for seconds in STARTUP_TIMEOUTS:  # a command stopped before it printed anything shows nothing: longer, then
+            timeout = current_run().seconds(seconds)
+            try:
+                await commands_of(backend).run(['sh', '-c', script], timeout=timeout)
+            except WorkspaceTimeoutError as error:
+                caught = error
+            else:
+                raise AssertionError(f'a 60 s sleep with a {timeout:g} s timeout returned normally instead of raising')
+            if caught.stdout or caught.stderr:
+                break
         assert 'out-before-timeout' in caught.stdout and 'err-before-timeout' in caught.stderr, (
             f'the timeout error held stdout {caught.stdout!r} and stderr {caught.stderr!r}'
         )

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WorkspaceRef, WorkspaceTimeoutError
 
 from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, supplied, wait_until, workspace_of
 
-__all__ = ('WAIT_FOR_RELEASE', 'ProcessRules')
+__all__ = ('STARTUP_TIMEOUTS', 'WAIT_FOR_RELEASE', 'ProcessRules')
 
 WAIT_FOR_RELEASE = (
     # $1: release file, $2: finished file. Gives up after 10 minutes, or once the scratch directory is gone,
@@ -42,6 +42,27 @@ async def _pid_from(workspace: Workspace, pid_file: str, what: str) -> str:
     pid = (await workspace.read_bytes(pid_file)).decode().strip()
     assert pid.isdigit(), f'{what} wrote {pid!r} as its pid'
     return pid
+
+
+STARTUP_TIMEOUTS = (1.0, 3.0, 9.0)
+"""Timeouts (seconds at time scale 1) a command that shows it started (its pid, its output), then sleeps, is given
+in turn: on a loaded machine it may not start within the first, and a command stopped before it showed it started
+shows nothing."""
+
+
+async def _timed_out_pid(
+    workspace: Workspace, pid_file: str, run: Callable[[float], Awaitable[object]], what: str, doing: str
+) -> str:
+    """The pid `what` wrote to `pid_file` before `run(timeout)` raised `WorkspaceTimeoutError`, as it must."""
+    given = []
+    for seconds in STARTUP_TIMEOUTS:
+        timeout = current_run().seconds(seconds)
+        given.append(f'{timeout:g} s')
+        with expect_error(WorkspaceTimeoutError, f'{doing} with a {timeout:g} s timeout'):
+            await run(timeout)
+        if await workspace.exists(pid_file):
+            return await _pid_from(workspace, pid_file, what)
+    raise AssertionError(f'{what} never wrote its pid before its timeout, given {", then ".join(given)}')
 
 
 async def _stopped(commands: SupportsCommands, pid: str) -> bool:
@@ -180,11 +201,13 @@ class ProcessRules:
             pid_file = posixpath.join(root, 'pid')
             pid = None
             try:
-                with expect_error(WorkspaceTimeoutError, 'a 60 s sleep with a 1 s timeout'):
-                    await commands.run(
-                        ['sh', '-c', WRITE_PID_THEN_SLEEP, 'sh', pid_file], timeout=current_run().seconds(1)
-                    )
-                pid = await _pid_from(workspace, pid_file, 'the timed-out command')
+                pid = await _timed_out_pid(
+                    workspace,
+                    pid_file,
+                    lambda timeout: commands.run(['sh', '-c', WRITE_PID_THEN_SLEEP, 'sh', pid_file], timeout=timeout),
+                    'the timed-out command',
+                    'a 60 s sleep',
+                )
                 await wait_until(
                     lambda: _stopped(commands, pid), 15, f'the timed-out command (pid {pid}) was still running'
                 )
@@ -200,13 +223,17 @@ class ProcessRules:
             pid_file = posixpath.join(root, 'child-pid')
             pid = None
             try:
-                with expect_error(WorkspaceTimeoutError, 'a shell string running a 60 s child with a 1 s timeout'):
-                    await commands.run(
+                pid = await _timed_out_pid(
+                    workspace,
+                    pid_file,
+                    lambda timeout: commands.run(
                         f'sh -c {shlex.quote(WRITE_PID_THEN_SLEEP)} sh {shlex.quote(pid_file)}; printf not-reached',
                         shell=True,
-                        timeout=current_run().seconds(1),
-                    )
-                pid = await _pid_from(workspace, pid_file, "the shell string's child")
+                        timeout=timeout,
+                    ),
+                    "the shell string's child",
+                    'a shell string running a 60 s child',
+                )
                 await wait_until(
                     lambda: _stopped(commands, pid), 15, f"the timed-out shell's child (pid {pid}) was still running"
                 )
