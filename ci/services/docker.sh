@@ -57,7 +57,7 @@ down() {
     if [ -s "$STATE/created-dirs" ]; then
         while read -r dir; do unmount_under "$dir"; rm -rf "$dir"; done < "$STATE/created-dirs"
     fi
-    rm -rf "$STATE"
+    rm -rf --one-file-system "$STATE"  # never through a mount that would not go
     say "docker stopped"
 }
 

@@ -44,7 +44,7 @@ stop_pidfile() {
 unmount_under() {
     local dir mount
     dir=$(realpath -m "$1")
-    awk -v dir="$dir" '$5 == dir || index($5, dir "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r | while read -r mount; do
+    awk -v dir="$dir" '$5 == dir || index($5, dir "/") == 1 { print $5 }' /proc/self/mountinfo | LC_ALL=C sort -r | while read -r mount; do
         umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || say "cannot unmount $mount"
     done
 }

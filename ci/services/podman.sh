@@ -39,7 +39,7 @@ down() {
         rm -rf $HOST_DIRS
     fi
     unmount_under "$STATE"
-    rm -rf "$STATE"
+    rm -rf --one-file-system "$STATE"  # never through a mount that would not go
     say "podman containers and image removed"
 }
 

@@ -124,7 +124,7 @@ def slot() -> Slot | None:
 
 
 MEASURED_CALLS = 5
-"""Backend calls a rule must make for its timings to decide `auto`."""
+"""Solitary backend calls (no other call of the rule overlapped them) a rule must make to decide `auto`."""
 MEASURED = pytest.StashKey[bool]()
 """On a suite class's node, under `auto`: whether its backend answered slowly enough for rules to run at once."""
 
@@ -156,7 +156,7 @@ def measure(item: pytest.Item, took: Sequence[float]) -> None:
 
 
 def undecided(item: pytest.Item) -> bool:
-    """Whether `auto` has yet to measure the backend of `item`'s class (its rule then runs by itself, measured)."""
+    """Whether `auto` has yet to measure the backend of `item`'s class (its rule's first calls then measure it)."""
     return adaptive(item.config) and item.parent is not None and MEASURED not in item.parent.stash
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,11 +61,28 @@ CALL_BOUND = 60.0
 REMEMBERED_GRACE = 1.0
 """Seconds (at time scale 1) a rule gives an operation that hung earlier in the session, instead of its full guard."""
 GRACE_FLOOR = 0.5
-TOOK_KEPT = 32
-"""Answered calls whose durations a rule keeps, for `auto` to measure the backend by."""
-TIMEOUT_SLACK = 10.0
-"""Seconds (at time scale 1) a `run(timeout=T)` may go on past T, to stop the command and answer, before it hung."""
 """Seconds the grace never goes below, however small the time scale: a slow-but-correct call is not a hang."""
+TIMEOUT_SLACK = 10.0
+"""Seconds (at time scale 1) a `run(timeout=T)` may go on past T, to stop the command and answer, before it hung.
+
+Only on a backend that answered a call before: a backend's first call may also create its environment."""
+TOOK_KEPT = 32
+"""Solitary calls whose durations a rule keeps, for `auto` to measure the backend by."""
+
+_ANSWERED: weakref.WeakSet[object] = weakref.WeakSet()
+"""The backends (the user's objects) that have answered a traced call: their environment exists."""
+
+
+def _has_answered(backend: object) -> bool:
+    try:
+        return backend in _ANSWERED
+    except TypeError:  # not weakly referenceable: treated as never ready, so no timeout bound applies
+        return False
+
+
+def _answered(backend: object) -> None:
+    with contextlib.suppress(TypeError):
+        _ANSWERED.add(backend)
 
 
 _IN_FLIGHT: dict[int, tuple[str, OperationLog, anyio.CancelScope, float]] = {}
@@ -163,7 +182,10 @@ class OperationLog:
             remembered = HUNG.get(key)
             if remembered is None or remembered.rule == self.rule:  # it hung here first: remember it for later rules
                 elapsed = time.monotonic() - started
-                self._learn({key: description})
+                if timeout is None or given != timeout + self.timeout_slack:
+                    # Past its own timeout says nothing of other calls of it (a remote SDK may queue them), so only a
+                    # call cut at the general bound makes the operation known to hang.
+                    self._learn({key: description})
                 raise HangRemembered(
                     f'hung after {elapsed:.1f} s: backend.{description} never returned (it had run {elapsed:.1f} s, '
                     f'{most})'
@@ -236,9 +258,15 @@ class _Traced(Mirror):
     ) -> Any:
         key, self._first = (FIRST_CALL if self._first else None), False
         # A first operation also creates or connects to the environment, which its own timeout does not cover.
-        timeout: object = kwargs.get('timeout') if name == 'run' and key is None else None
+        timeout: object = kwargs.get('timeout') if name == 'run' and _has_answered(self._wrapped) else None
         bounded = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None  # True is 1 s too
-        return await self._log.call(name, describe_call(name, args, kwargs), call, key=key, timeout=bounded)
+        try:
+            result = await self._log.call(name, describe_call(name, args, kwargs), call, key=key, timeout=bounded)
+        except Exception:
+            _answered(self._wrapped)  # an error is an answer too
+            raise
+        _answered(self._wrapped)
+        return result
 
     def __repr__(self) -> str:
         return f'traced({self._wrapped!r})'

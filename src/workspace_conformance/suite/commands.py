@@ -340,7 +340,7 @@ class CommandRules:
                 caught = error
             else:
                 raise AssertionError(f'a 60 s sleep with a {timeout:g} s timeout returned normally instead of raising')
-            if caught.stdout or caught.stderr:
+            if caught.stdout and caught.stderr:
                 break
         assert 'out-before-timeout' in caught.stdout and 'err-before-timeout' in caught.stderr, (
             f'the timeout error held stdout {caught.stdout!r} and stderr {caught.stderr!r}'
