@@ -28,6 +28,16 @@ class Base(WorkspaceBackendSuite):
     @classmethod
     def backend(cls, tmp_path_factory):
         return LocalWorkspaceBackend(tmp_path_factory.mktemp('ws'))
+
+
+def suite_over(backend_class):  # a suite class whose shared backend is a `backend_class` over its own directory
+    class Over(Base):
+        @pytest.fixture(scope='class')
+        @classmethod
+        def backend(cls, tmp_path_factory):
+            return backend_class(tmp_path_factory.mktemp('ws'))
+
+    return Over
 """
 
 
@@ -168,11 +178,7 @@ class Hanging(LocalWorkspaceBackend):
     async def working_dir(self):
         await anyio.sleep_forever()
 
-class TestHangs(Base):
-    @pytest.fixture(scope='class')
-    @classmethod
-    def backend(cls, tmp_path_factory):
-        return Hanging(tmp_path_factory.mktemp('ws'))
+TestHangs = suite_over(Hanging)
 """,
         '-k',
         'working_dir_is_canonical or (test_exists and not below and not working_dir) or stat_and_list_dir',
@@ -205,11 +211,7 @@ class IgnoresTimeouts(LocalWorkspaceBackend):
             await anyio.sleep_forever()
         return await super().run(command, **kwargs)
 
-class TestIgnoresTimeouts(Base):
-    @pytest.fixture(scope='class')
-    @classmethod
-    def backend(cls, tmp_path_factory):
-        return IgnoresTimeouts(tmp_path_factory.mktemp('ws'))
+TestIgnoresTimeouts = suite_over(IgnoresTimeouts)
 """,
         '-k',
         'working_dir_is_canonical or timeout_raises_workspace_timeout_error',
@@ -243,11 +245,7 @@ class SlowToCreate(LocalWorkspaceBackend):
             self.created = True
         return await super().run(command, **kwargs)
 
-class TestSlowToCreate(Base):
-    @pytest.fixture(scope='class')
-    @classmethod
-    def backend(cls, tmp_path_factory):
-        return SlowToCreate(tmp_path_factory.mktemp('ws'))
+TestSlowToCreate = suite_over(SlowToCreate)
 """,
         '-k',
         'timeout_raises_workspace_timeout_error',

@@ -59,11 +59,27 @@ def _required_targets() -> dict[str, list[str]]:
     }
 
 
-def _certify(run: str, arguments: list[str], scratch: Path) -> subprocess.CompletedProcess[str]:
+ENGINE_TRANSIENT = ('OCI runtime exec failed',)
+"""Errors of a container engine that say nothing of the backend or the rule. In one CI run of 2026-12-01, gVisor's
+runsc failed one `docker exec` of the twelve at once in `concurrent_writes_to_different_files_land_intact` (`runsc
+did not terminate successfully: exit status 128`); 400 execs, 40 at a time on a loaded machine, did not repeat it."""
+
+
+def _engine_transient(report_path: Path) -> list[str]:
+    """The backend suite's failed rules when every failure is an engine's transient error (else none)."""
+    failed = [result for result in load_report(report_path).suites[0].results if result.outcome == 'failed']
+    if failed and all(any(marker in (result.excerpt or '') for marker in ENGINE_TRANSIENT) for result in failed):
+        return sorted({result.rule_id for result in failed})
+    return []
+
+
+def _certify(
+    run: str, arguments: list[str], scratch: Path, output: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run `workspace-conformance certify TARGET` (the run's name up to `+`) with its own TMPDIR, for the matrix."""
     temporary = scratch / 'tmp'
-    temporary.mkdir()
-    output = REPORTS / run
+    temporary.mkdir(parents=True)
+    output = output or REPORTS / run
     output.mkdir(parents=True, exist_ok=True)
     for stale in output.iterdir():
         stale.unlink()
@@ -122,17 +138,29 @@ def test_a_real_target_is_certified_or_partial_with_every_gap_explained(run: str
     sys.stdout.write(done.stdout[-3000:])
     report_path = REPORTS / run / 'report.json'
     assert report_path.exists(), f'no report for {run}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr}'
+    transient = _engine_transient(report_path)
+    if transient:  # checked again, once: the rules must pass then, and the first report keeps what happened
+        sys.stdout.write(f'\n{run}: only transient engine errors failed {transient}; checking those rules again\n')
+        again = _certify(
+            run, [*_required_targets()[run], '-k', ' or '.join(transient)], tmp_path / 'again', tmp_path / 'report'
+        )
+        rerun = load_report(tmp_path / 'report' / 'report.json')
+        outcomes = {(r.rule_id, r.outcome) for r in rerun.suites[0].results if r.rule_id in transient}
+        assert outcomes and {outcome for _, outcome in outcomes} == {'passed'}, f'{run}: {outcomes}\n{again.stdout}'
+        assert _leftovers(target, tmp_path / 'again') == []
     report = load_report(report_path)
     if BOTH_LOOPS[1] in _required_targets()[run]:
         assert report.suites[0].anyio_backends == ['asyncio', 'trio'], f'{run}: {report.suites[0].anyio_backends}'
 
     assert report.complete, f'{target}: the run did not finish every rule'
     backend = report.suites[0]
-    assert backend.verdict in ('certified', 'partial'), f'{target}: {backend.verdict}\n{done.stdout[-4000:]}'
+    assert transient or backend.verdict in ('certified', 'partial'), (
+        f'{target}: {backend.verdict}\n{done.stdout[-4000:]}'
+    )
     # A capability suite beside it may be `not certified` by its target's declared expected failures (the harness's
     # DockerSandbox attaches to any container id a ref names): every rule below is still a pass or a reasoned gap.
     assert done.returncode == (0 if report.verdict == 'certified' else 1)
-    for summary in (summary for suite in report.suites for summary in suite.rules):
+    for summary in (summary for suite in report.suites for summary in suite.rules if summary.rule_id not in transient):
         assert summary.status in ('passed', 'gap', 'not-applicable'), f'{summary.rule_id}: {summary.detail}'
         if summary.status == 'gap':
             kind, _, reason = (summary.detail or '').partition(':')
