@@ -11,10 +11,11 @@ its item than it ran ahead with. Under pytest-xdist every worker checks its rule
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import inspect
 import statistics
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,16 +90,16 @@ class Slot:
     accounting: dict[str, float] = field(default_factory=dict)
     measuring: pytest.Item | None = None
     """Under `auto`, on the slot of a batch's leader whose backend is not measured yet: the item it measures for."""
-    decided: anyio.Event | None = None
-    """Set once the leader's calls decided `auto`, or the leader ended; the batch's other rules wait for it."""
+    measured: Callable[[], None] | None = None
+    """Called once the leader's calls decided `auto`: it starts the batch's other rules if the backend is remote."""
 
     def observe(self, took: Sequence[float]) -> None:
         """After each backend call of the leader: decide `auto` once its calls are enough to measure."""
         if self.measuring is not None and len(took) >= MEASURED_CALLS:
             measure(self.measuring, took)
             self.measuring = None
-            if self.decided is not None:
-                self.decided.set()
+            if self.measured is not None:
+                self.measured()
 
 
 @dataclass(frozen=True)
@@ -308,7 +309,6 @@ async def run_ahead(
     """
     leader = request.node
     tentative = undecided(leader)
-    decided = anyio.Event()
     limiter = anyio.CapacityLimiter(concurrency(leader.config))
     session = leader.session
     values: dict[str, Any] = dict(given)
@@ -322,23 +322,20 @@ async def run_ahead(
     for item in batch:
         kwargs = {name: value(name) for name in item._fixtureinfo.argnames}
         calls.append((item, kwargs, getattr(request.instance, item.originalname)))
+    (_, leader_kwargs, leader_method), others = calls[0], calls[1:]
+    outside = contextvars.copy_context()  # the others start in it, not in the leader's, wherever the leader decides
 
-    async def check(item: pytest.Function, kwargs: dict[str, Any], method: Any) -> None:
-        if tentative and item is not leader:
-            await decided.wait()
-            if leader.parent is None or leader.parent.stash.get(MEASURED, None) is not True:
-                return  # no result ahead: the item checks its rule itself, when its turn comes
-        try:
-            await checked(item, kwargs, method)
-        finally:
-            if item is leader:
-                decided.set()
+    def go_on() -> None:
+        """Start the other rules, unless `auto` measured a local backend (their items then check them serially)."""
+        if not tentative or (leader.parent is not None and leader.parent.stash.get(MEASURED, None) is True):
+            for item, kwargs, method in others:
+                outside.run(group.start_soon, checked, item, kwargs, method)
 
     async def checked(item: pytest.Function, kwargs: dict[str, Any], method: Any) -> None:
         async with limiter:
             if halt_reason(session) is not None:
                 return
-            place = Slot(measuring=leader if tentative and item is leader else None, decided=decided)
+            place = Slot(measuring=leader if tentative and item is leader else None, measured=go_on)
             raised: BaseException | None = None
             with _in_slot(place):
                 try:
@@ -355,8 +352,10 @@ async def run_ahead(
 
     try:
         async with anyio.create_task_group() as group:
-            for item, kwargs, method in calls:
-                group.start_soon(check, item, kwargs, method)
+            if not tentative:
+                go_on()
+            # The leader runs in this task, as it would by itself: a Ctrl-C reaches it even inside a shielded cleanup.
+            await checked(leader, leader_kwargs, leader_method)
     except BaseExceptionGroup as raised:
         # Ctrl-C, an exit or pytest.exit inside one rule ends the session just as it would serially, not as a group.
         stopping = raised.subgroup(lambda error: isinstance(error, _STOPS))
