@@ -8,17 +8,17 @@ import json
 
 import pytest
 
+from .test_waivers_and_guards import HEADER
+
 pytestmark = pytest.mark.slow
 
-MODULE = '''
+MODULE = (
+    HEADER
+    + '''
 import json
 import os
 import time
 
-import pytest
-from pydantic_ai.workspaces import LocalWorkspaceBackend
-
-from workspace_conformance import WorkspaceBackendSuite
 from workspace_conformance.doubles import FaultyBackend
 from workspace_conformance.suite._guard import current_run
 
@@ -35,17 +35,9 @@ class Witness(FaultyBackend):
                 log.write(json.dumps([current_run().rule.qualified, started, time.monotonic()]) + '\\n')
 
 
-class TestWitnessed(WorkspaceBackendSuite):
-    @pytest.fixture(scope='class')
-    @classmethod
-    def anyio_backend(cls):
-        return 'asyncio'
-
-    @pytest.fixture(scope='class')
-    @classmethod
-    def backend(cls, tmp_path_factory):
-        return Witness(LocalWorkspaceBackend(tmp_path_factory.mktemp('ws')), latency={'*': LATENCY})
+TestWitnessed = suite_over(lambda directory: Witness(LocalWorkspaceBackend(directory), latency={'*': LATENCY}))
 '''
+)
 
 RULES = 'generated_names_round_trip or large_listing_is_complete or stat_and_list_dir or test_exists'
 LEADER = 'properties/generated_names_round_trip'

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from workspace_conformance.reports.model import Report
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets.docker import RUN_LABEL
 from workspace_conformance.targets.listing import NOT_RUN_FILE
@@ -65,9 +66,9 @@ runsc failed one `docker exec` of the twelve at once in `concurrent_writes_to_di
 did not terminate successfully: exit status 128`); 400 execs, 40 at a time on a loaded machine, did not repeat it."""
 
 
-def _engine_transient(report_path: Path) -> list[str]:
+def _engine_transient(report: Report) -> list[str]:
     """The backend suite's failed rules when every failure is an engine's transient error (else none)."""
-    failed = [result for result in load_report(report_path).suites[0].results if result.outcome == 'failed']
+    failed = [result for result in report.suites[0].results if result.outcome == 'failed']
     if failed and all(any(marker in (result.excerpt or '') for marker in ENGINE_TRANSIENT) for result in failed):
         return sorted({result.rule_id for result in failed})
     return []
@@ -138,7 +139,8 @@ def test_a_real_target_is_certified_or_partial_with_every_gap_explained(run: str
     sys.stdout.write(done.stdout[-3000:])
     report_path = REPORTS / run / 'report.json'
     assert report_path.exists(), f'no report for {run}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr}'
-    transient = _engine_transient(report_path)
+    report = load_report(report_path)
+    transient = _engine_transient(report)
     if transient:  # checked again, once: the rules must pass then, and the first report keeps what happened
         sys.stdout.write(f'\n{run}: only transient engine errors failed {transient}; checking those rules again\n')
         again = _certify(
@@ -148,7 +150,6 @@ def test_a_real_target_is_certified_or_partial_with_every_gap_explained(run: str
         outcomes = {(r.rule_id, r.outcome) for r in rerun.suites[0].results if r.rule_id in transient}
         assert outcomes and {outcome for _, outcome in outcomes} == {'passed'}, f'{run}: {outcomes}\n{again.stdout}'
         assert _leftovers(target, tmp_path / 'again') == []
-    report = load_report(report_path)
     if BOTH_LOOPS[1] in _required_targets()[run]:
         assert report.suites[0].anyio_backends == ['asyncio', 'trio'], f'{run}: {report.suites[0].anyio_backends}'
 

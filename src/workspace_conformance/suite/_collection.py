@@ -94,13 +94,13 @@ def escaped(value: Any) -> Any:
 
 def _transportable(report: pytest.TestReport) -> None:
     """Escape what a report carries that UTF-8 cannot encode: xdist sends reports as UTF-8, and crashes on it."""
-    if report.longrepr is not None and not isinstance(report.longrepr, tuple):
+    if isinstance(report.longrepr, tuple):  # a skip's (path, line, reason)
+        report.longrepr = escaped(report.longrepr)
+    elif report.longrepr is not None:  # a failure's representation: replaced by its text only where that needs escaping
         text = str(report.longrepr)
         safe = escaped(text)
         if safe is not text:
             report.longrepr = safe
-    elif isinstance(report.longrepr, tuple):
-        report.longrepr = escaped(report.longrepr)
     report.sections = escaped(report.sections)
     report.user_properties = escaped(report.user_properties)
 

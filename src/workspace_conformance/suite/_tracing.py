@@ -115,8 +115,6 @@ class OperationLog:
     took: list[float] = field(default_factory=list)
     """Seconds each of the rule's first `TOOK_KEPT` solitary calls took (no other call of the rule overlapped it: its
     time is the backend's answer, not a wait for the rule's other calls)."""
-    busy: float = 0.0
-    """Seconds the rule's calls took, added up (overlapping ones each count)."""
     keys: dict[str, str] = field(default_factory=dict)
     """Description -> what a hang of that call is remembered under."""
     round_trips: int = 0
@@ -156,8 +154,10 @@ class OperationLog:
         remembered = HUNG.get(key)
         started = time.monotonic()
         given, most = self.call_bound, 'the most one call may take'
-        if timeout is not None and timeout + self.timeout_slack < given:
-            given, most = timeout + self.timeout_slack, f'{self.timeout_slack:g} s past its own timeout'
+        past_timeout = math.inf if timeout is None else timeout + self.timeout_slack
+        by_timeout = past_timeout < given
+        if by_timeout:
+            given, most = past_timeout, f'{self.timeout_slack:g} s past its own timeout'
         if remembered is not None and remembered.rule != self.rule:
             given = min(given, self.grace)
         limit = anyio.CancelScope(deadline=anyio.current_time() + given)
@@ -173,7 +173,6 @@ class OperationLog:
             del self.pending[token]
             _IN_FLIGHT.pop(flight, None)
             took = time.monotonic() - started
-            self.busy += took
             if alone and self.calls == token and len(self.took) < TOOK_KEPT:  # no other call overlapped it
                 self.took.append(took)
             if self.observer is not None:
@@ -182,7 +181,7 @@ class OperationLog:
             remembered = HUNG.get(key)
             if remembered is None or remembered.rule == self.rule:  # it hung here first: remember it for later rules
                 elapsed = time.monotonic() - started
-                if timeout is None or given != timeout + self.timeout_slack:
+                if not by_timeout:
                     # Past its own timeout says nothing of other calls of it (a remote SDK may queue them), so only a
                     # call cut at the general bound makes the operation known to hang.
                     self._learn({key: description})

@@ -20,7 +20,7 @@ from pydantic_ai.workspaces import (
 )
 
 from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, unwrap, workspace_of
-from .processes import STARTUP_TIMEOUTS
+from .processes import timed_out_once_started
 
 __all__ = ('CommandRules',)
 
@@ -138,6 +138,10 @@ async def _write_script(commands: SupportsCommands, path: str, body: str, *, mod
     script = 'printf "#!/bin/sh\\n%s\\n" "$2" > "$1" && chmod "$3" "$1"'
     made = await commands.run(['sh', '-c', script, 'sh', path, body, mode])
     assert made.exit_code == 0, f'could not create the program file: {_describe(made)}'
+
+
+async def _printed_on_both_streams(error: WorkspaceTimeoutError) -> bool:
+    return bool(error.stdout and error.stderr)
 
 
 class CommandRules:
@@ -332,16 +336,11 @@ class CommandRules:
     async def test_timeout_error_carries_partial_output(self, backend: WorkspaceBackend) -> None:
         """The `WorkspaceTimeoutError` of a timed-out command holds the stdout and stderr written before the timeout."""
         script = 'printf out-before-timeout; printf err-before-timeout >&2; exec sleep 60'
-        for seconds in STARTUP_TIMEOUTS:  # a command stopped before it printed anything shows nothing: longer, then
-            timeout = current_run().seconds(seconds)
-            try:
-                await commands_of(backend).run(['sh', '-c', script], timeout=timeout)
-            except WorkspaceTimeoutError as error:
-                caught = error
-            else:
-                raise AssertionError(f'a 60 s sleep with a {timeout:g} s timeout returned normally instead of raising')
-            if caught.stdout and caught.stderr:
-                break
+        caught, _ = await timed_out_once_started(
+            lambda timeout: commands_of(backend).run(['sh', '-c', script], timeout=timeout),
+            _printed_on_both_streams,
+            'a 60 s sleep',
+        )
         assert 'out-before-timeout' in caught.stdout and 'err-before-timeout' in caught.stderr, (
             f'the timeout error held stdout {caught.stdout!r} and stderr {caught.stderr!r}'
         )

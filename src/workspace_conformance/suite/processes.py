@@ -11,7 +11,7 @@ from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend
 
 from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, supplied, wait_until, workspace_of
 
-__all__ = ('STARTUP_TIMEOUTS', 'WAIT_FOR_RELEASE', 'ProcessRules')
+__all__ = ('STARTUP_TIMEOUTS', 'WAIT_FOR_RELEASE', 'ProcessRules', 'timed_out_once_started')
 
 WAIT_FOR_RELEASE = (
     # $1: release file, $2: finished file. Gives up after 10 minutes, or once the scratch directory is gone,
@@ -50,19 +50,39 @@ in turn: on a loaded machine it may not start within the first, and a command st
 shows nothing."""
 
 
-async def _timed_out_pid(
-    workspace: Workspace, pid_file: str, run: Callable[[float], Awaitable[object]], what: str, doing: str
-) -> str:
-    """The pid `what` wrote to `pid_file` before `run(timeout)` raised `WorkspaceTimeoutError`, as it must."""
+async def timed_out_once_started(
+    run: Callable[[float], Awaitable[object]],
+    started: Callable[[WorkspaceTimeoutError], Awaitable[bool]],
+    doing: str,
+) -> tuple[WorkspaceTimeoutError, str | None]:
+    """The `WorkspaceTimeoutError` `run(timeout)` must raise, tried at each of `STARTUP_TIMEOUTS` until it started.
+
+    `started(error)` says whether the command showed it started before its timeout; the second value is None when it
+    did, else the timeouts it was given.
+    """
     given = []
     for seconds in STARTUP_TIMEOUTS:
         timeout = current_run().seconds(seconds)
         given.append(f'{timeout:g} s')
         with expect_error(WorkspaceTimeoutError, f'{doing} with a {timeout:g} s timeout'):
-            await run(timeout)
-        if await workspace.exists(pid_file):
-            return await _pid_from(workspace, pid_file, what)
-    raise AssertionError(f'{what} never wrote its pid before its timeout, given {", then ".join(given)}')
+            try:
+                await run(timeout)
+            except WorkspaceTimeoutError as error:
+                caught = error
+                raise
+        if await started(caught):
+            return caught, None
+    return caught, ', then '.join(given)
+
+
+async def _timed_out_pid(
+    workspace: Workspace, pid_file: str, run: Callable[[float], Awaitable[object]], what: str, doing: str
+) -> str:
+    """The pid `what` wrote to `pid_file` before `run(timeout)` raised `WorkspaceTimeoutError`, as it must."""
+    _, never = await timed_out_once_started(run, lambda _: workspace.exists(pid_file), doing)
+    if never is not None:
+        raise AssertionError(f'{what} never wrote its pid before its timeout, given {never}')
+    return await _pid_from(workspace, pid_file, what)
 
 
 async def _stopped(commands: SupportsCommands, pid: str) -> bool:
