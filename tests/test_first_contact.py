@@ -1,0 +1,134 @@
+"""A vendor's first `certify`, the way a stranger runs it: their backend in their own module, through the command line.
+
+`first_contact/acme_sandbox.py` is written as a vendor writes an integration: commands only, over an asyncio-only
+client, its factory putting its sandbox straight into the scratch directory it is handed, and one planted bug
+(stderr dropped whenever a command succeeds). These tests copy it outside the package and certify it as a vendor
+does: the planted bug's rules fail and nothing else does, trio is left out and said so, and the output stays short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+VENDOR_MODULE = Path(__file__).resolve().parent / 'first_contact' / 'acme_sandbox.py'
+PLANTED = frozenset(
+    {
+        'undecodable_command_bytes_are_replaced',
+        'command_output_is_complete',
+        'output_past_a_cap_is_complete_or_an_output_limit_error',
+        'line_endings_and_tabs_are_preserved',
+        'non_ascii_output_round_trips',
+        'output_whitespace_is_not_trimmed',
+        'nul_bytes_in_output_are_kept',
+        'stdout_and_stderr_stay_apart',
+        'stderr_alone_is_returned',
+    }
+)
+"""Every rule that checks stderr of a successful command: what dropping it breaks."""
+LINE_BUDGET = 100
+"""Lines a certification of a backend with a few failing rules may print, summary and verdict included."""
+BROKEN_FACTORY_BUDGET = 5
+
+
+@pytest.fixture
+def vendor(tmp_path: Path) -> Path:
+    """A vendor's project directory holding their module, and nothing of ours."""
+    project = tmp_path / 'acme'
+    project.mkdir()
+    shutil.copy(VENDOR_MODULE, project / 'acme_sandbox.py')
+    return project
+
+
+def certify(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`workspace-conformance certify ARGS` run from the vendor's directory, with it on PYTHONPATH as README says."""
+    environment = {**os.environ, 'PYTHONPATH': str(project)}
+    return subprocess.run(
+        [sys.executable, '-m', 'workspace_conformance', 'certify', *args],
+        cwd=project,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def printed(result: subprocess.CompletedProcess[str]) -> list[str]:
+    return (result.stdout + result.stderr).splitlines()
+
+
+def failed_rules(report: dict[str, object]) -> dict[str, list[str]]:
+    """Rule id -> the loops it failed on, from a report.json."""
+    found: dict[str, list[str]] = {}
+    for suite in report['suites']:  # type: ignore[attr-defined]
+        for outcome in suite['results']:
+            if outcome['outcome'] == 'failed':
+                found.setdefault(outcome['rule_id'], []).append(outcome['anyio_backend'])
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which('sh'), reason='the vendor backend runs commands with sh')
+def test_the_planted_bug_fails_its_rules_and_nothing_else_on_the_loop_the_backend_runs_on(
+    vendor: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip('trio', reason='the loop left out is trio')
+    result = certify(vendor, 'acme_sandbox:build', '--conformance-profile', 'ci', '--report', str(tmp_path / 'r'))
+    lines = printed(result)
+    assert result.returncode == 1, '\n'.join(lines[-40:])
+    report = json.loads((tmp_path / 'r' / 'report.json').read_text())
+    assert set(failed_rules(report)) == PLANTED, '\n'.join(lines)
+    (suite,) = report['suites']
+    assert suite['anyio_backends'] == ['asyncio']
+    assert set(suite['loops_left_out']) == {'trio'}
+    assert 'no running event loop' in suite['loops_left_out']['trio']
+    left_out = [line for line in lines if 'trio left out' in line]
+    assert len(left_out) == 1, '\n'.join(lines)
+    assert 'asyncio' in left_out[0] and '--anyio-backend' in left_out[0]
+    assert len(lines) <= LINE_BUDGET, f'{len(lines)} lines printed:\n' + '\n'.join(lines)
+    for rule in PLANTED:  # every finding is shown, once
+        assert sum(rule in line for line in lines) >= 1, rule
+    assert lines[-1] == 'workspace-conformance: not certified (acme_sandbox:build)'
+    assert 'Traceback' not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ('factory', 'says'),
+    [
+        ('acme_sandbox:build_without_credentials', 'PermissionError: ACME_API_KEY is not set'),
+        ('acme_sandbox:build_class', 'returns a class; return an instance'),
+    ],
+)
+def test_a_factory_that_cannot_work_stops_before_any_rule_in_one_line(vendor: Path, factory: str, says: str) -> None:
+    result = certify(vendor, factory, '--report', str(vendor / 'report'))
+    lines = printed(result)
+    assert result.returncode == 2, '\n'.join(lines)
+    assert len(lines) <= BROKEN_FACTORY_BUDGET, '\n'.join(lines)
+    (line,) = [line for line in lines if factory in line]
+    assert says in line
+    assert 'Traceback' not in result.stderr
+    assert not (vendor / 'report' / 'report.json').exists()
+
+
+def test_an_async_factory_is_awaited(vendor: Path, tmp_path: Path) -> None:
+    result = certify(
+        vendor,
+        'acme_sandbox:connect',
+        '--anyio-backend',
+        'asyncio',
+        '-k',
+        'run_starts_in_cwd or stderr_alone_is_returned',
+        '--report',
+        str(tmp_path / 'r'),
+    )
+    report = json.loads((tmp_path / 'r' / 'report.json').read_text())
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert failed_rules(report) == {'stderr_alone_is_returned': ['asyncio']}
+    statuses = {rule['rule_id']: rule['status'] for suite in report['suites'] for rule in suite['rules']}
+    assert statuses['run_starts_in_cwd'] == 'passed'
