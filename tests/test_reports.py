@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from workspace_conformance.reports.diff import diff_reports
 from workspace_conformance.reports.model import Report, RuleOutcome, SuiteReport, summarize, verdict_of
 from workspace_conformance.reports.redact import REDACTED, Redactor
 from workspace_conformance.reports.render import render_html, render_markdown
@@ -319,3 +320,69 @@ def test_evidence_shows_the_clause_once_and_names_every_loop_it_failed_on() -> N
     html = render_html(report)
     html_row = html[html.index('<tr class="rule failed"') : html.index('</tr>', html.index('<tr class="rule failed"'))]
     assert html_row.count(CLAUSE) == 1 and 'contract:' not in html_row and 'expected exit 143' in html_row
+
+
+def _loops_report(outcomes: dict[str, dict[str, str]], **versions: str) -> Report:
+    """A report of rules (id -> loop -> outcome) on the loops they name, with `versions` replacing the defaults."""
+    results = [
+        _outcome(rule_id, outcome, loop, observed=f'{rule_id} broke on {loop}')
+        if outcome == 'failed'
+        else _outcome(rule_id, outcome, loop)
+        for rule_id, by_loop in outcomes.items()
+        for loop, outcome in by_loop.items()
+    ]
+    loops = tuple(sorted({loop for by_loop in outcomes.values() for loop in by_loop}))
+    return _made(*results, loops=loops).model_copy(update=versions)
+
+
+def test_diff_across_loop_sets_counts_as_fixed_only_what_changed_on_loops_both_ran() -> None:
+    both = {'asyncio': 'passed', 'trio': 'failed'}
+    old = _loops_report(
+        {
+            'trio_only': both,
+            'everywhere': {'asyncio': 'failed', 'trio': 'failed'},
+            'breaks': {'asyncio': 'passed', 'trio': 'passed'},
+        }
+    )
+    new = _loops_report(
+        {'trio_only': {'asyncio': 'passed'}, 'everywhere': {'asyncio': 'passed'}, 'breaks': {'asyncio': 'failed'}}
+    )
+    changes = diff_reports(old, new)
+    assert changes.context == [
+        'event loops: asyncio, trio -> asyncio (1 rule failed only on trio, which the new run did not run: not fixed)'
+    ]
+    assert changes.fixes == ['files/everywhere: failed -> passed']  # not trio_only: trio was not run
+    assert changes.regressions == ['files/breaks: passed -> failed: breaks broke on asyncio']
+
+
+def test_diff_calls_a_failure_on_a_loop_only_the_new_run_ran_a_regression() -> None:
+    old = _loops_report({'fine': {'asyncio': 'passed'}})
+    new = _loops_report({'fine': {'asyncio': 'passed', 'trio': 'failed'}})
+    changes = diff_reports(old, new)
+    assert changes.context == ['event loops: asyncio -> asyncio, trio']
+    assert changes.regressions == [
+        'files/fine: passed -> failed on trio, which the old run did not run: fine broke on trio'
+    ]
+
+
+def test_diff_names_the_catalog_and_versions_first_and_exits_1_on_a_regression(tmp_path: Path) -> None:
+    old = _loops_report({'kept': {'asyncio': 'passed'}, 'dropped': {'asyncio': 'passed'}})
+    new = _loops_report(
+        {'kept': {'asyncio': 'failed'}, 'added_one': {'asyncio': 'passed'}, 'added_two': {'asyncio': 'passed'}},
+        toolkit_version='0.3.0',
+        pydantic_ai_version='1.1',
+    )
+    (tmp_path / 'old.json').write_text(old.model_dump_json())
+    (tmp_path / 'new.json').write_text(new.model_dump_json())
+    result = subprocess.run(
+        [sys.executable, '-m', 'workspace_conformance', 'diff', str(tmp_path / 'old.json'), str(tmp_path / 'new.json')],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[:4] == [
+        'catalog: 2 rules -> 3 rules (+2, -1)',
+        'toolkit: 0.2.0 -> 0.3.0',
+        'pydantic-ai: 1.0 -> 1.1',
+        'regression: files/kept: passed -> failed: kept broke on asyncio',
+    ]
