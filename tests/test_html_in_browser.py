@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -40,8 +41,18 @@ def _outcome(rule_id: str, area: str, outcome: str, **extra: str) -> RuleOutcome
     return RuleOutcome.model_validate(fields)
 
 
-def sample_report() -> Report:
-    """Passes, every skip kind, an expected failure and failures."""
+LONG_TOKEN = 'x' * 900
+"""A token with no space to break at, as a base64 payload or a long path in a backend's output gives."""
+LONG_OBSERVED = (
+    "backend.run(['sh', '-c', 'printf before-TERM; kill -TERM $$']) returned exit code -15: "
+    + 'which n | ' * 120
+    + f'{LONG_TOKEN}, expected exit 143'
+)
+
+
+def sample_report(*, long_evidence: bool = False) -> Report:
+    """Passes, every skip kind, an expected failure and failures (one with a long observation, if asked)."""
+    broken = 'read back 0 bytes' if not long_evidence else LONG_OBSERVED
     results = [
         _outcome('passes_one', 'files', 'passed'),
         _outcome('passes_two', 'commands', 'passed'),
@@ -72,8 +83,8 @@ def sample_report() -> Report:
             level='extended',
         ),
         _outcome('known_bug', 'files', 'xfailed', reason='writes append', level='extended'),
-        _outcome('broken', 'files', 'failed', excerpt='observed: read back 0 bytes'),
-        _outcome('broken_too', 'commands', 'failed', excerpt='observed: exit code 0'),
+        _outcome('broken', 'files', 'failed', excerpt=f'observed: {broken}', observed=broken),
+        _outcome('broken_too', 'commands', 'failed', excerpt='observed: exit code 0', observed='exit code 0'),
     ]
     rules = summarize(results)
     suite = SuiteReport(
@@ -99,10 +110,13 @@ def sample_report() -> Report:
     )
 
 
-def _dom(page: Path, fragment: str) -> str:
+def _dom(page: Path, fragment: str, *extra: str) -> str:
     assert CHROMIUM is not None
     result = subprocess.run(
-        [CHROMIUM, *FLAGS, '--dump-dom', f'file://{page}{fragment}'], capture_output=True, text=True, timeout=120
+        [CHROMIUM, *FLAGS, *extra, '--dump-dom', f'file://{page}{fragment}'],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert '</html>' in result.stdout, result.stderr[-2000:]
     return result.stdout
@@ -145,3 +159,35 @@ def test_a_screenshot_renders(tmp_path: Path) -> None:
         check=True,
     )
     assert shot.stat().st_size > 10_000
+
+
+OVERFLOW_PROBE = """
+<script>
+document.body.dataset.overflow = JSON.stringify({
+  page: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+  wider: Array.from(document.querySelectorAll('body *')).filter(function (element) {
+    return element.getBoundingClientRect().right > document.documentElement.clientWidth + 1
+      || element.scrollWidth > element.clientWidth + 1 && getComputedStyle(element).display !== 'inline';
+  }).map(function (element) { return element.tagName + '.' + element.className; }),
+  first: Array.from(document.querySelectorAll('tr.rule')).slice(0, 2).map(function (row) {
+    return row.dataset.status;
+  }),
+});
+</script>
+"""
+
+
+@pytest.mark.parametrize('width', [1200, 700])
+def test_long_evidence_wraps_inside_the_page_and_failures_come_first(tmp_path: Path, width: int) -> None:
+    page = tmp_path / 'report.html'
+    html = render_html(sample_report(long_evidence=True))
+    assert LONG_TOKEN in html and 'expected exit 143' in html  # the whole observation is there...
+    page.write_text(html.replace('</body>', OVERFLOW_PROBE + '</body>'))
+    dom = _dom(page, '', f'--window-size={width},800')
+    found = re.search(r'data-overflow="([^"]*)"', dom)
+    assert found is not None, dom[-2000:]
+    probe = json.loads(found.group(1).replace('&quot;', '"'))
+    scroll_width, client_width = probe['page']
+    assert scroll_width <= client_width, probe  # ...and nothing makes the page scroll sideways
+    assert probe['wider'] == [], probe
+    assert probe['first'] == ['failed', 'failed'], probe

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from workspace_conformance.reports.model import Report
+from workspace_conformance.reports.diff import diff_reports
+from workspace_conformance.reports.model import Report, RuleOutcome, SuiteReport, summarize, verdict_of
 from workspace_conformance.reports.redact import REDACTED, Redactor
+from workspace_conformance.reports.render import render_html, render_markdown
+from workspace_conformance.reports.render._evidence import ELLIPSIS, shorten
 
 from .runner import QUICK_CERTIFY
 
@@ -98,6 +102,11 @@ def test_a_failure_naming_undecodable_bytes_reaches_the_report_from_a_worker(
     assert report.complete and report.verdict == 'not certified'
     failed = [r for suite in report.suites for r in suite.results if r.outcome == 'failed']
     assert failed and all('caf\\udce9' in (r.excerpt or '') for r in failed if r.rule_id == 'exists'), failed
+    # What was observed travels as data apart from the rule and clause that frame it, and report.md shows it once.
+    exists = [r for r in failed if r.rule_id == 'exists']
+    assert exists and all(r.observed and r.observed.startswith('raised RuntimeError') for r in exists), exists
+    row = next(line for line in (tmp_path / 'out' / 'report.md').read_text().splitlines() if '/exists`' in line)
+    assert row.count(exists[0].clause) == 1 and 'contract:' not in row and 'on asyncio, trio: raised' in row, row
 
 
 @pytest.mark.all_rules
@@ -221,3 +230,159 @@ def test_the_published_schema_is_current() -> None:
     script = Path(__file__).resolve().parent.parent / 'scripts' / 'generate_docs.py'
     result = subprocess.run([sys.executable, str(script), '--check'], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
+
+
+CLAUSE = 'A command killed by a signal in a live environment returns exit code 128 plus the signal number.'
+SENTENCE = (
+    "a shell killing itself with SIGTERM gave exit -15, stdout 'before-TERM', stderr '"
+    + 'which n | ' * 60
+    + "', expected exit 143"
+)
+
+
+def _outcome(rule_id: str, outcome: str, loop: str = 'asyncio', **extra: str) -> RuleOutcome:
+    area = 'commands' if rule_id.startswith('death') else 'files'
+    fields = {'rule_id': rule_id, 'area': area, 'level': 'core', 'anyio_backend': loop, 'outcome': outcome}
+    return RuleOutcome.model_validate(
+        {'clause': CLAUSE if area == 'commands' else f'The {rule_id} clause.', **fields, **extra}
+    )
+
+
+def _made(*results: RuleOutcome, loops: tuple[str, ...] = ('asyncio', 'trio')) -> Report:
+    rules = summarize(results)
+    suite = SuiteReport(
+        subject='t.py::TestX', anyio_backends=list(loops), results=list(results), rules=rules, verdict=verdict_of(rules)
+    )
+    return Report(
+        toolkit_version='0.2.0',
+        pydantic_ai_version='1.0',
+        python='3',
+        platform='linux',
+        hypothesis_profile='ci',
+        started='t0',
+        finished='t1',
+        complete=True,
+        suites=[suite],
+        verdict=suite.verdict,
+    )
+
+
+def _signal_failure(observed: str) -> Report:
+    framed = f'[commands/death_by_signal] contract: "{CLAUSE}"\nobserved: {observed}'
+    return _made(
+        _outcome('a_gap', 'skipped', skip_kind='declared-limit', reason='the SDK waits for pipe EOF'),
+        _outcome('passes', 'passed'),
+        *(
+            _outcome('death_by_signal', 'failed', loop, excerpt=framed, observed=observed)
+            for loop in ('asyncio', 'trio')
+        ),
+    )
+
+
+def _failure_row(markdown: str) -> str:
+    return next(line for line in markdown.splitlines() if line.startswith('| `commands/death_by_signal`'))
+
+
+def test_markdown_keeps_the_observed_sentence_whole_and_cuts_only_at_a_word_boundary() -> None:
+    observed = SENTENCE + "\nassert (-15, 'before-TERM') == (143, 'before-TERM')\n" + 'trailing words ' * 100
+    row = _failure_row(render_markdown(_signal_failure(observed)))
+    cell = row.split(' | ')[-1].removesuffix(' |')
+    assert SENTENCE.replace('|', '\\|') in cell  # the whole sentence, "... expected exit 143" included
+    assert cell.endswith(f' {ELLIPSIS}')
+    kept = cell.removeprefix('failed on asyncio, trio: ').removesuffix(f' {ELLIPSIS}')
+    kept = kept.replace('<br>', '\n').replace('\\|', '|')
+    assert observed.startswith(kept) and observed[len(kept)] == ' ', kept[-40:]  # cut between two words
+
+
+def test_a_sentence_longer_than_the_cap_keeps_its_start_and_its_end() -> None:
+    sentence = 'the stderr read ' + 'word ' * 400 + 'and expected exit 143'
+    kept = shorten(sentence, 1000)
+    assert len(kept) <= 1002 and kept.startswith('the stderr read word') and kept.endswith('expected exit 143')
+    head, tail = kept.split(f' {ELLIPSIS} ')
+    assert sentence.startswith(head) and sentence.endswith(tail) and sentence[len(head)] == ' '
+    token = 'x' * 3000  # one token longer than the cap has no word boundary: it is cut inside
+    assert shorten(token, 1000).startswith('x' * 600) and len(shorten(token, 1000)) <= 1003
+
+
+def test_failures_come_before_gaps_and_suite_tables_in_markdown_and_html() -> None:
+    report = _signal_failure(SENTENCE)
+    markdown = render_markdown(report)
+    assert markdown.index('## Failures') < markdown.index('## Gaps') < markdown.index('| area | level |')
+    statuses = re.findall(r'<tr class="rule ([a-z-]+)"', render_html(report))
+    assert statuses == ['failed', 'gap', 'passed']
+
+
+def test_evidence_shows_the_clause_once_and_names_every_loop_it_failed_on() -> None:
+    report = _signal_failure(SENTENCE)
+    row = _failure_row(render_markdown(report))
+    assert row.count(CLAUSE) == 1 and 'contract:' not in row and '[commands/death_by_signal]' not in row
+    assert f'failed on asyncio, trio: {SENTENCE[:40]}' in row  # identical on both loops: one observation
+    html = render_html(report)
+    html_row = html[html.index('<tr class="rule failed"') : html.index('</tr>', html.index('<tr class="rule failed"'))]
+    assert html_row.count(CLAUSE) == 1 and 'contract:' not in html_row and 'expected exit 143' in html_row
+
+
+def _loops_report(outcomes: dict[str, dict[str, str]], **versions: str) -> Report:
+    """A report of rules (id -> loop -> outcome) on the loops they name, with `versions` replacing the defaults."""
+    results = [
+        _outcome(rule_id, outcome, loop, observed=f'{rule_id} broke on {loop}')
+        if outcome == 'failed'
+        else _outcome(rule_id, outcome, loop)
+        for rule_id, by_loop in outcomes.items()
+        for loop, outcome in by_loop.items()
+    ]
+    loops = tuple(sorted({loop for by_loop in outcomes.values() for loop in by_loop}))
+    return _made(*results, loops=loops).model_copy(update=versions)
+
+
+def test_diff_across_loop_sets_counts_as_fixed_only_what_changed_on_loops_both_ran() -> None:
+    both = {'asyncio': 'passed', 'trio': 'failed'}
+    old = _loops_report(
+        {
+            'trio_only': both,
+            'everywhere': {'asyncio': 'failed', 'trio': 'failed'},
+            'breaks': {'asyncio': 'passed', 'trio': 'passed'},
+        }
+    )
+    new = _loops_report(
+        {'trio_only': {'asyncio': 'passed'}, 'everywhere': {'asyncio': 'passed'}, 'breaks': {'asyncio': 'failed'}}
+    )
+    changes = diff_reports(old, new)
+    assert changes.context == [
+        'event loops: asyncio, trio -> asyncio (1 rule failed only on trio, which the new run did not run: not fixed)'
+    ]
+    assert changes.fixes == ['files/everywhere: failed -> passed']  # not trio_only: trio was not run
+    assert changes.regressions == ['files/breaks: passed -> failed: breaks broke on asyncio']
+
+
+def test_diff_calls_a_failure_on_a_loop_only_the_new_run_ran_a_regression() -> None:
+    old = _loops_report({'fine': {'asyncio': 'passed'}})
+    new = _loops_report({'fine': {'asyncio': 'passed', 'trio': 'failed'}})
+    changes = diff_reports(old, new)
+    assert changes.context == ['event loops: asyncio -> asyncio, trio']
+    assert changes.regressions == [
+        'files/fine: passed -> failed on trio, which the old run did not run: fine broke on trio'
+    ]
+
+
+def test_diff_names_the_catalog_and_versions_first_and_exits_1_on_a_regression(tmp_path: Path) -> None:
+    old = _loops_report({'kept': {'asyncio': 'passed'}, 'dropped': {'asyncio': 'passed'}})
+    new = _loops_report(
+        {'kept': {'asyncio': 'failed'}, 'added_one': {'asyncio': 'passed'}, 'added_two': {'asyncio': 'passed'}},
+        toolkit_version='0.3.0',
+        pydantic_ai_version='1.1',
+    )
+    (tmp_path / 'old.json').write_text(old.model_dump_json())
+    (tmp_path / 'new.json').write_text(new.model_dump_json())
+    result = subprocess.run(
+        [sys.executable, '-m', 'workspace_conformance', 'diff', str(tmp_path / 'old.json'), str(tmp_path / 'new.json')],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[:4] == [
+        'catalog: 2 rules -> 3 rules (+2, -1)',
+        'toolkit: 0.2.0 -> 0.3.0',
+        'pydantic-ai: 1.0 -> 1.1',
+        'regression: files/kept: passed -> failed: kept broke on asyncio',
+    ]

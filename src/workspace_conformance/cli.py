@@ -193,7 +193,11 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument('report_json', metavar='REPORT_JSON')
     report.add_argument('--format', choices=['json', 'md', 'html', 'junit', 'badge', 'badge-json'], default='md')
 
-    diff = commands.add_parser('diff', help='compare two report.json files; exit 1 on a regression')
+    diff = commands.add_parser(
+        'diff',
+        help='compare two report.json files: event loops, catalog and versions that changed, then each rule on '
+        'the loops both ran; exit 1 on a regression',
+    )
     diff.add_argument('old', metavar='OLD_JSON')
     diff.add_argument('new', metavar='NEW_JSON')
 
@@ -306,12 +310,13 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
+    """`diff`: what changed around the rules, then each rule that changed, and the verdicts; 1 on a regression."""
     try:
         old, new = load_report(Path(args.old)), load_report(Path(args.new))
     except ValueError as error:
         return _fail(str(error))
     changes = diff_reports(old, new)
-    for line in changes.lines() or ['no change']:
+    for line in [*changes.context, *(changes.lines() or ['no rule changed its outcome'])]:
         sys.stdout.write(f'{line}\n')
     sys.stdout.write(f'verdict: {old.verdict} -> {new.verdict}\n')
     return EXIT_NOT_CERTIFIED if changes.regressions else 0

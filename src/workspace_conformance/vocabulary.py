@@ -92,8 +92,9 @@ ReportFormat = Literal['json', 'md', 'html', 'junit', 'badge', 'badge-json']
 REPORT_FORMATS: tuple[ReportFormat, ...] = get_args(ReportFormat)
 
 OUTCOME_PROPERTY = 'workspace_conformance_outcome'
-"""The `user_properties` key of a rule's structured outcome: `{'rule_id', 'skip_kind', 'reason'}`, `{'failure'}`, or
-`{'missing'}` (the session stopped before the rule had a result)."""
+"""The `user_properties` key of a rule's structured outcome: `{'rule_id', 'skip_kind', 'reason'}`, `{'failure'}` (and
+`'observed'`, what the rule saw without the rule and clause that frame it), or `{'missing'}` (the session stopped before
+the rule had a result)."""
 ACCOUNTING_PROPERTY = 'workspace_conformance_accounting'
 """The `user_properties` key of a rule's cost: `{'calls', 'round_trips', 'seconds'}` (backend calls, serial round
 trips, and the rule's own wall time, which is not its item's when it ran in a batch)."""

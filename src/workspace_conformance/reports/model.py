@@ -51,6 +51,9 @@ class RuleOutcome(_OfARule):
     duration: float = 0.0
     """Seconds: its setup and teardown, and the rule's own time (in a batch, not its item's wall time)."""
     excerpt: str | None = None
+    """The failure as the rule reported it: its rule, clause and what was observed (or pytest's crash line)."""
+    observed: str | None = None
+    """Of a failure the suite framed, only what was observed: the excerpt without the rule and clause before it."""
     calls: int | None = None
     """Backend operations the rule made (None: it made none through the suite's tracing, e.g. it skipped first)."""
     round_trips: int | None = None

@@ -177,7 +177,10 @@ class ConformanceRecorder:
                 outcome='failed',
                 longrepr=f'{type(failure).__name__}: {failure}',
                 when='call',
-                user_properties=[(OUTCOME_PROPERTY, {'failure': str(failure)}), (PROPERTY, _tag(item, meta, klass))],
+                user_properties=[
+                    (OUTCOME_PROPERTY, {'failure': str(failure), 'observed': failure.observed}),
+                    (PROPERTY, _tag(item, meta, klass)),
+                ],
             )
             self.pytest_runtest_logreport(report)
         if self.subjects:

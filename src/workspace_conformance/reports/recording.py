@@ -100,7 +100,9 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
             return previous.model_copy(update={'duration': duration}) if previous else None
         if previous.outcome in ('failed', 'error'):
             return previous
-        return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report), reason='teardown failed')
+        return RuleOutcome(
+            **base, outcome='error', reason='teardown failed', excerpt=_excerpt(report), observed=_observed(report)
+        )
     if report.passed:
         if report.when == 'setup':
             return None
@@ -112,10 +114,16 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
         return RuleOutcome(**base, outcome='missing', reason=str(classified['missing']))
     if report.failed:
         if report.when == 'setup':
-            return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report))
-        return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report))
+            return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report), observed=_observed(report))
+        return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report), observed=_observed(report))
     if wasxfail is not None:
-        return RuleOutcome(**base, outcome='xfailed', reason=_waiver(tag, wasxfail), excerpt=_excerpt(report))
+        return RuleOutcome(
+            **base,
+            outcome='xfailed',
+            reason=_waiver(tag, wasxfail),
+            excerpt=_excerpt(report),
+            observed=_observed(report),
+        )
     if isinstance(classified, dict) and 'reason' in classified:
         kind = classified.get('skip_kind')
         skip_kind = cast(SkipKind, kind) if kind in _KINDS else 'unclassified'
@@ -132,6 +140,13 @@ def _waiver(tag: dict[str, Any], wasxfail: object) -> str:
     """The reason of a rule's expected failure: the waiver the suite declared, else what pytest recorded."""
     waiver = tag.get('expected_failures', {}).get(tag['rule']['id'])
     return str(waiver) if waiver is not None else str(wasxfail)
+
+
+def _observed(report: pytest.TestReport) -> str | None:
+    """What a failed rule observed, as the suite recorded it apart from the rule and clause (None when it did not)."""
+    structured = user_property(report, OUTCOME_PROPERTY)
+    observed = structured.get('observed') if isinstance(structured, dict) else None
+    return observed if isinstance(observed, str) else None
 
 
 def _excerpt(report: pytest.TestReport) -> str | None:

@@ -70,6 +70,9 @@ OBSERVED_LIMIT = 4000
 class RuleFailure(AssertionError):
     """A rule's verdict on a backend: the rule, the clause it checks, and what was observed."""
 
+    observed: str | None = None
+    """What the rule observed, without the rule and clause its message frames it with (None: a message only)."""
+
 
 @dataclass
 class RuleRun:
@@ -185,8 +188,12 @@ def clip(text: str, limit: int = OBSERVED_LIMIT) -> str:
     return f'{text[:head]} [... {len(text) - head - tail:,} characters cut ...] {text[-tail:]}'
 
 
-def _framed(rule: Rule, observed: str) -> str:
-    return f'[{rule.qualified}] contract: "{rule.clause}"\nobserved: {clip(observed)}'
+def _framed(rule: Rule, observed: str) -> RuleFailure:
+    """The failure of `rule`: its message quotes the clause, and what was observed is kept apart as data too."""
+    kept = clip(observed)
+    failure = RuleFailure(f'[{rule.qualified}] contract: "{rule.clause}"\nobserved: {kept}')
+    failure.observed = kept
+    return failure
 
 
 def _observed(run: RuleRun, observed: str) -> str:
@@ -212,12 +219,10 @@ def _clipped(error: BaseException) -> BaseException:
 
 def unresponsive(rule: Rule, hang: Hang) -> RuleFailure:
     """The failure of a rule the watchdog had to interrupt: it ignored its hang guard's cancellation."""
-    return RuleFailure(
-        _framed(
-            rule,
-            f'hung for {hang.seconds:.1f} s and did not respond to cancellation at its hang guard '
-            f'({hang.guard:g} s): {hang.pending}; the run stops here',
-        )
+    return _framed(
+        rule,
+        f'hung for {hang.seconds:.1f} s and did not respond to cancellation at its hang guard '
+        f'({hang.guard:g} s): {hang.pending}; the run stops here',
     )
 
 
@@ -313,7 +318,7 @@ async def _check(
         if cut:
             return NotChecked(f'the session deadline stopped it after {bound:g} s')
         run.log.remember_hangs(since=scope.deadline - 0.25, waited=max(bound / 2, run.log.grace))
-        return RuleFailure(_framed(rule, _observed(run, f'hung after {bound:g} s: {run.log.describe_pending()}')))
+        return _framed(rule, _observed(run, f'hung after {bound:g} s: {run.log.describe_pending()}'))
 
     try:
         with scope:
@@ -323,7 +328,7 @@ async def _check(
     except pytest.fail.Exception as failed:
         if scope.cancel_called:
             raise expired() from _clipped(failed)
-        raise RuleFailure(_framed(rule, _observed(run, failed.msg or 'failed'))) from None
+        raise _framed(rule, _observed(run, failed.msg or 'failed')) from None
     except _PASS_THROUGH:
         raise
     except RuleFailure:
@@ -332,11 +337,11 @@ async def _check(
         if scope.cancel_called:
             raise expired() from _clipped(failure)
         observed = safe_str(failure, named=type(failure) is not AssertionError)
-        raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(failure)
+        raise _framed(rule, _observed(run, observed)) from _clipped(failure)
     except Exception as error:
         if scope.cancel_called:
             raise expired() from _clipped(error)
-        raise RuleFailure(_framed(rule, _observed(run, f'raised {safe_str(error)}{_after(run)}'))) from _clipped(error)
+        raise _framed(rule, _observed(run, f'raised {safe_str(error)}{_after(run)}')) from _clipped(error)
     except KeyboardInterrupt as interrupt:
         hang = WATCHDOG.claim()
         if hang is None:  # Ctrl-C: the session stops
@@ -345,12 +350,12 @@ async def _check(
     except BaseException as error:
         remembered = _remembered(error)
         if remembered is not None:
-            raise RuleFailure(_framed(rule, str(remembered))) from None
+            raise _framed(rule, str(remembered)) from None
         if _controls_the_run(error):
             raise
         # A provider SDK's own BaseException subclass: the backend's failure, not a reason to stop the session.
         observed = f'raised {safe_str(error)} (a BaseException, not an Exception){_after(run)}'
-        raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(error)
+        raise _framed(rule, _observed(run, observed)) from _clipped(error)
     finally:
         _CURRENT.reset(token)
         _ACTIVE.pop(id(run), None)

@@ -7,7 +7,7 @@ from collections import Counter
 from ...vocabulary import RULE_STATUSES
 from ..model import Report, RuleSummary
 
-__all__ = ('STATUSES', 'counts', 'failures', 'gaps')
+__all__ = ('STATUSES', 'counts', 'gaps')
 
 STATUSES = RULE_STATUSES
 
@@ -20,10 +20,3 @@ def counts(report: Report) -> Counter[str]:
 def gaps(report: Report) -> list[tuple[str, RuleSummary]]:
     """Every gap, with its suite, in catalog order."""
     return [(suite.subject, rule) for suite in report.suites for rule in suite.rules if rule.status == 'gap']
-
-
-def failures(report: Report) -> list[tuple[str, RuleSummary]]:
-    """Every failed or missing rule, with its suite."""
-    return [
-        (suite.subject, rule) for suite in report.suites for rule in suite.rules if rule.status in ('failed', 'missing')
-    ]

@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import resources
 
 import jinja2
 
-from ..model import Report
+from ..model import Report, RuleSummary
 from ._counts import STATUSES, counts
+from ._evidence import STATUS_ORDER, clause_of, evidence
 
 __all__ = ('render_html',)
 
 _ENVIRONMENT = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+_EVIDENCE_CHARS = 4000
+"""Characters of one observation a row shows at most (the suite keeps 4,000 of a failure's observation)."""
+
+
+@dataclass(frozen=True)
+class _Row:
+    rule: RuleSummary
+    clause: str
+    evidence: str
 
 
 def render_html(report: Report) -> str:
-    """The verdict, the counts, and a table of every rule with its clause and evidence."""
+    """The verdict, the counts, and a table of every rule, failures first, with its clause and what was observed."""
     source = resources.files(__package__).joinpath('report.html.j2').read_text()
     template = _ENVIRONMENT.from_string(source)
     areas = sorted({rule.area for suite in report.suites for rule in suite.rules})
-    clauses = {r.rule_id: r.clause for suite in report.suites for r in suite.results if r.clause}
-    return template.render(report=report, counts=counts(report), statuses=STATUSES, areas=areas, clauses=clauses)
+    rows = [
+        _Row(rule, clause_of(suite, rule.rule_id), '\n'.join(evidence(suite, rule, _EVIDENCE_CHARS)))
+        for suite in report.suites
+        for rule in suite.rules
+    ]
+    rows.sort(key=lambda row: STATUS_ORDER[row.rule.status])  # stable: catalog order within a status
+    return template.render(report=report, counts=counts(report), statuses=STATUSES, areas=areas, rows=rows)

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from ..model import Report
-from ._counts import STATUSES, counts, failures, gaps
+from ._counts import STATUSES, counts, gaps
+from ._evidence import findings, shorten
 
-__all__ = ('render_markdown',)
+__all__ = ('EVIDENCE_CHARS', 'render_markdown')
 
 _ICON = {'certified': '✅', 'partial': '🟡', 'not certified': '❌'}
+EVIDENCE_CHARS = 1000
+"""Characters of one observation a cell shows at most, cut at a word boundary with its first sentence whole."""
 
 
-def _cell(text: str | None) -> str:
-    return (text or '').replace('|', '\\|').replace('\n', ' ')[:300]
+def _cell(text: str) -> str:
+    """`text` safe in one table cell: pipes and angle brackets escaped, its lines joined with `<br>`."""
+    escaped = text.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;').replace('|', '\\|')
+    return '<br>'.join(line.strip() for line in escaped.splitlines() if line.strip())
 
 
 def render_markdown(report: Report) -> str:
-    """Verdict, counts, gaps with their reasons, failures with their evidence, and the environment."""
+    """Verdict, counts, failures with their clause and what was observed, gaps with their reasons, then each suite."""
     total = counts(report)
     lines = [
         f'# Workspace conformance: {_ICON[report.verdict]} {report.verdict}',
@@ -24,6 +29,27 @@ def render_markdown(report: Report) -> str:
     ]
     if not report.complete:
         lines += ['', '> **Incomplete run**: interrupted, or some rules have no result. It cannot certify.']
+    limit = EVIDENCE_CHARS
+    named = len(report.suites) > 1  # with several suites, a rule is told apart by its suite
+
+    def rule_cell(subject: str, area: str, rule_id: str) -> str:
+        return f'`{subject}::{area}/{rule_id}`' if named else f'`{area}/{rule_id}`'
+
+    listed_failures = findings(report, limit)
+    if listed_failures:
+        lines += ['', '## Failures', '', '| rule | level | clause | observed |', '| --- | --- | --- | --- |']
+        lines += [
+            f'| {rule_cell(f.subject, f.rule.area, f.rule.rule_id)} | {f.rule.level} | {_cell(f.clause)} | '
+            f'{"<br>".join(_cell(line) for line in f.evidence)} |'
+            for f in listed_failures
+        ]
+    listed_gaps = gaps(report)
+    if listed_gaps:
+        lines += ['', '## Gaps', '', '| rule | level | kind and reason |', '| --- | --- | --- |']
+        lines += [
+            f'| {rule_cell(subject, r.area, r.rule_id)} | {r.level} | {_cell(shorten(r.detail or "", limit))} |'
+            for subject, r in listed_gaps
+        ]
     for suite in report.suites:
         lines += [
             '',
@@ -42,14 +68,6 @@ def render_markdown(report: Report) -> str:
             f'| {area} | {level} | ' + ' | '.join(str(row[status]) for status in STATUSES) + ' |'
             for (area, level), row in sorted(rows.items())
         ]
-    listed_gaps = gaps(report)
-    if listed_gaps:
-        lines += ['', '## Gaps', '', '| rule | level | kind and reason |', '| --- | --- | --- |']
-        lines += [f'| `{r.area}/{r.rule_id}` | {r.level} | {_cell(r.detail)} |' for _, r in listed_gaps]
-    listed_failures = failures(report)
-    if listed_failures:
-        lines += ['', '## Failures', '', '| rule | level | evidence |', '| --- | --- | --- |']
-        lines += [f'| `{r.area}/{r.rule_id}` | {r.level} | {_cell(r.detail)} |' for _, r in listed_failures]
     lines += [
         '',
         f'<sub>workspace-conformance {report.toolkit_version} · pydantic-ai {report.pydantic_ai_version} · '
