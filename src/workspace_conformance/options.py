@@ -12,13 +12,32 @@ import math
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from _pytest.mark.expression import Expression
 
-__all__ = ('concurrency', 'keyword_problem', 'max_duration', 'output_directory_problem', 'time_scale', 'workers')
+from .vocabulary import VERDICTS, Verdict
+
+__all__ = (
+    'FAIL_UNDER_INI',
+    'FailUnder',
+    'concurrency',
+    'fail_under',
+    'fail_under_of',
+    'keyword_problem',
+    'max_duration',
+    'output_directory_problem',
+    'time_scale',
+    'workers',
+)
+
+FAIL_UNDER_INI = 'conformance_fail_under'
+"""The ini option of the verdict gate; `--conformance-fail-under` wins over it."""
 
 _CERTIFY_KEYWORDS = ('TestCertification', 'test_certification.py', 'anyio', 'conformance_rule', 'usefixtures')
 """The names pytest's -k matches for every rule of `certify`'s generated suite, besides the rule's own test name."""
+_THRESHOLDS: dict[str, Verdict] = {verdict: verdict for verdict in VERDICTS if verdict != 'not certified'}
+"""What `--conformance-fail-under` accepts: a gate at `not certified` would pass every session."""
 _MARKERS = ('xfail', 'skip', 'skipif', 'parametrize', 'filterwarnings')
 """Markers a target's suite may put on a rule (expected failures, skips): a -k naming one may select rules."""
 
@@ -55,6 +74,37 @@ def max_duration(text: str) -> float:
     return _finite_positive(
         text, ' is not a number of seconds: pass one > 0, e.g. 900', ': pass a finite number of seconds > 0, e.g. 900'
     )
+
+
+def fail_under(text: str) -> Verdict:
+    """A verdict gate's threshold: `certified` or `partial`, the worst verdict that still passes."""
+    threshold = _THRESHOLDS.get(text)
+    if threshold is not None:
+        return threshold
+    raise argparse.ArgumentTypeError(f'{text!r}: pass certified or partial (the worst verdict that passes)')
+
+
+class FailUnder(NamedTuple):
+    """A session's verdict gate: the worst verdict that passes, and how the user set it (for the line that fails)."""
+
+    threshold: Verdict
+    setting: str
+
+
+def fail_under_of(option: Verdict | None, ini: str) -> FailUnder | None:
+    """The gate the command line (first) or the ini value sets, `None` when neither does; a bad ini value raises.
+
+    The error is `argparse.ArgumentTypeError` naming the ini option, as for a bad command-line value.
+    """
+    if option is not None:
+        return FailUnder(option, f'--conformance-fail-under {option}')
+    text = ini.strip()
+    if not text:
+        return None
+    try:
+        return FailUnder(fail_under(text), f'{FAIL_UNDER_INI} = {text}')
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(f'ini option {FAIL_UNDER_INI}: {error}') from None
 
 
 def workers(text: str) -> str:

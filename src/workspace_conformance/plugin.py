@@ -6,11 +6,12 @@ suite without it: rules, hang guards, classified skips, overridden rules and `py
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Generator
 
 import pytest
 
-from .options import concurrency, max_duration, time_scale
+from .options import FAIL_UNDER_INI, concurrency, fail_under, fail_under_of, max_duration, time_scale
 from .reports import plugin as reports_plugin
 from .runtime import session as session_hooks
 from .runtime.interrupts import SignalsStopTheRun
@@ -83,17 +84,46 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         'by the `attach_backend` fixture (rules skip as fixture-missing without it); finds backends that keep '
         'state in the Python object',
     )
+    gate_help = (
+        'exit 1 when the conformance verdict is worse: certified or partial (order: not certified < partial < '
+        'certified); off by default; a run interrupted keeps its own exit status'
+    )
+    group.addoption(
+        '--conformance-fail-under',
+        dest='conformance_fail_under',
+        metavar='VERDICT',
+        type=fail_under,
+        default=None,
+        help=f'{gate_help}; overrides the ini option {FAIL_UNDER_INI}',
+    )
+    parser.addini(FAIL_UNDER_INI, help=f'{gate_help}; --conformance-fail-under overrides it', default='')
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the suite's runtime, then the reports plugin unless it is blocked (`-p no:...`)."""
     config.addinivalue_line('markers', 'conformance_rule(id, area, level): a workspace conformance rule')
+    _configure_gate(config)
     config.pluginmanager.register(SignalsStopTheRun(), 'workspace-conformance-signals')
     for hooks, name in _RUNTIME:
         if not config.pluginmanager.is_registered(hooks):
             config.pluginmanager.register(hooks, name)
     if not config.pluginmanager.is_blocked(REPORTS_NAME) and not config.pluginmanager.is_registered(reports_plugin):
         config.pluginmanager.register(reports_plugin, REPORTS_NAME)
+
+
+def _configure_gate(config: pytest.Config) -> None:
+    """Keep the session's verdict gate for the reports plugin; a bad ini value or no reports plugin is a usage error."""
+    try:
+        gate = fail_under_of(config.getoption('conformance_fail_under', None), str(config.getini(FAIL_UNDER_INI)))
+    except argparse.ArgumentTypeError as error:
+        raise pytest.UsageError(str(error)) from None
+    if gate is None:
+        return
+    if config.pluginmanager.is_blocked(REPORTS_NAME):
+        raise pytest.UsageError(
+            f'{gate.setting} needs the reports plugin, which computes the verdict: drop -p no:{REPORTS_NAME}'
+        )
+    config.stash[reports_plugin.FAIL_UNDER] = gate
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

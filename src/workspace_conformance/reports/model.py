@@ -21,6 +21,7 @@ __all__ = (
     'SuiteReport',
     'Verdict',
     'Waiver',
+    'meets',
     'overall_verdict',
     'summarize',
     'verdict_of',
@@ -172,6 +173,11 @@ class Report(BaseModel):
 
 
 _RANK: dict[Verdict, int] = {'certified': 0, 'partial': 1, 'not certified': 2}
+
+
+def meets(verdict: Verdict, threshold: Verdict) -> bool:
+    """Whether `verdict` is `threshold` or better (not certified < partial < certified)."""
+    return _RANK[verdict] <= _RANK[threshold]
 
 
 def overall_verdict(suites: Iterable[SuiteReport], *, complete: bool) -> Verdict:

@@ -7,31 +7,36 @@ workers send them to the controller unchanged.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..options import output_directory_problem
+from ..options import FailUnder, output_directory_problem
 from ..runtime import emergency
 from ..runtime.watchdog import WATCHDOG
 from ..suite import Rule, catalog, clip, overridden_rules, rule_of, unresponsive
-from ..vocabulary import OUTCOME_PROPERTY
+from ..vocabulary import BYPASS_CAPABILITIES, OUTCOME_PROPERTY
 from .assemble import assemble, now
-from .model import Report
+from .model import Report, meets
 from .recording import CRASH_PROPERTY, SubjectResults, merge, user_property
 from .redact import Redactor
 from .render.terminal import write_summary
 from .write import write_all
 
-__all__ = ('RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults')
+__all__ = ('FAIL_UNDER', 'RECORDER_NAME', 'ConformanceRecorder', 'SubjectResults', 'gate_failure', 'runner_hint')
 
 RECORDER_NAME = 'workspace-conformance-recorder'
 LONGREPR_LIMIT = 64_000
 """Characters of a failure's traceback, and of each captured output, kept in its report."""
 REDACTOR = pytest.StashKey[Redactor]()
 PROPERTY = 'workspace_conformance'
+FAIL_UNDER = pytest.StashKey[FailUnder]()
+"""The session's verdict gate (`--conformance-fail-under`, ini `conformance_fail_under`), when one is set."""
+PERMISSION_RULE = 'permission_denied_uses_builtin_error'
+"""The rule that skips as a `runner` gap when the command user bypasses file permissions (root)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -121,6 +126,8 @@ class ConformanceRecorder:
         self.subjects: dict[str, SubjectResults] = {}
         self.started = now()
         self.report: Report | None = None
+        self.interrupted = False
+        """Whether the assembled report's run was interrupted (Ctrl-C, a halt): the verdict gate leaves it alone."""
         self.written: list[Path] = []
         self.running: pytest.Item | None = None
         """The item whose protocol runs now, for the report of a run the watchdog has to end."""
@@ -139,7 +146,8 @@ class ConformanceRecorder:
         """Assemble the report (kept for the CLI) and write it where `--conformance-report` says."""
         if self.subjects and not _is_xdist_worker(self.config):
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop is not False
-            self._write(interrupted=bool(interrupted))
+            self.interrupted = bool(interrupted)
+            self._write(interrupted=self.interrupted)
         WATCHDOG.settle()
 
     def pytest_unconfigure(self) -> None:
@@ -211,8 +219,70 @@ class ConformanceRecorder:
         if self.report is not None:
             hidden = frozenset(subject.subject for subject in self.subjects.values() if not subject.summary)
             write_summary(terminalreporter, self.report, hidden=hidden)
+            hint = runner_hint(self.report)
+            if hint is not None:
+                terminalreporter.write_line(hint, yellow=True)
         if self.written:
             terminalreporter.write_line(f'conformance report written to {self.written[0].parent}')
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]:
+    """Once the report is assembled and the summary printed, a verdict below the session's gate exits 1, saying why."""
+    result = yield
+    gate = session.config.stash.get(FAIL_UNDER, None)
+    recorder = session.config.pluginmanager.get_plugin(RECORDER_NAME)
+    if gate is None or not isinstance(recorder, ConformanceRecorder) or recorder.report is None:
+        return result  # no gate, an xdist worker, or a session that ran no conformance rule
+    if recorder.interrupted or session.exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        return result  # an interrupted run, a usage or internal error, too many warnings: its own status stands
+    why = gate_failure(recorder.report, gate)
+    if why is not None:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        terminal = session.config.pluginmanager.get_plugin('terminalreporter')
+        if terminal is not None:
+            terminal.write_line(why, red=True, bold=True)
+    return result
+
+
+def gate_failure(report: Report, gate: FailUnder) -> str | None:
+    """The line that fails a session whose verdict is worse than its gate, or `None` when the verdict meets it."""
+    if meets(report.verdict, gate.threshold):
+        return None
+    missing = sum(1 for suite in report.suites for summary in suite.rules if summary.status == 'missing')
+    rules = '1 rule has' if missing == 1 else f'{missing} rules have'
+    incomplete = f' (the report is incomplete: {rules} no result)' if missing else ''
+    return f'workspace-conformance: verdict {report.verdict} is below {gate.setting}{incomplete}'
+
+
+def runner_hint(report: Report) -> str | None:
+    """How to check the permission rule when it is a `runner` gap (file permissions bypassed), else `None`.
+
+    Read from the report's rule summaries; `None` under `certify`, which drops root's override itself unless told
+    to keep it (`--keep-capabilities`, or a target that needs it).
+    """
+    bypassed = any(
+        summary.rule_id == PERMISSION_RULE and summary.skip_kind == 'runner'
+        for suite in report.suites
+        for summary in suite.rules
+    )
+    if not bypassed:
+        return None
+    from ..targets.certification import SPEC_ENVIRONMENT  # set while `certify` runs; imported only when needed
+
+    if os.environ.get(SPEC_ENVIRONMENT):
+        return None
+    rule = f'[files/{PERMISSION_RULE}]'
+    if os.geteuid() == 0:
+        return (
+            f'runner gap: as root, file permissions are bypassed, so {rule} was not checked; run '
+            "`workspace-conformance certify` (it drops root's override) or run pytest as another user / under "
+            f'`setpriv --bounding-set {BYPASS_CAPABILITIES} --inh-caps {BYPASS_CAPABILITIES} pytest ...`'
+        )
+    return (
+        f"runner gap: the backend's command user bypasses file permissions (root, or CAP_DAC_OVERRIDE), so {rule} "
+        'was not checked; run its commands as a user without that override'
+    )
 
 
 def _is_xdist_worker(config: pytest.Config) -> bool:
