@@ -12,7 +12,7 @@ from pathlib import Path
 from contract_coverage import counts, load, render
 
 from workspace_conformance.capability import capability_rules
-from workspace_conformance.catalog_format import render_catalog
+from workspace_conformance.catalog_format import render_suites
 from workspace_conformance.reports.model import Report
 from workspace_conformance.suite import rules
 
@@ -24,7 +24,9 @@ def generated() -> dict[Path, str]:
     promised, clauses = load()
     schema = json.dumps(Report.model_json_schema(), indent=2, sort_keys=True) + '\n'
     return {
-        DOCS / 'rules.md': render_catalog((*rules(), *capability_rules()), 'markdown'),
+        DOCS / 'rules.md': render_suites(
+            {'WorkspaceBackendSuite': rules(), 'WorkspaceCapabilitySuite': capability_rules()}, 'markdown'
+        ),
         DOCS / 'contract-coverage.md': render(promised, clauses),
         DOCS / 'report-schema.json': schema,
     }

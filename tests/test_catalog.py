@@ -108,3 +108,33 @@ def test_shipped_mutant_counts_are_current() -> None:
     script = ROOT / 'scripts' / 'generate_mutant_counts.py'
     result = subprocess.run([sys.executable, str(script), '--check'], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_rules_table_prints_every_clause_under_a_heading_per_suite(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('COLUMNS', '1000')
+    assert main(['rules']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for suite in ('WorkspaceBackendSuite', 'WorkspaceCapabilitySuite'):
+        heading = lines.index(suite)
+        assert lines[heading + 1] == '=' * len(suite) and lines[heading + 2].startswith('Checks ')
+    for listed in (*rules(), *capability_rules()):
+        row = next(i for i, line in enumerate(lines) if line.startswith(f'{listed.qualified} '))
+        assert lines[row + 1] == f'    {listed.clause}', listed.id
+
+
+def test_rules_table_wraps_clauses_to_the_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('COLUMNS', '80')
+    assert main(['rules', '--suite', 'backend']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    clause_lines = [line for line in lines if line.startswith('    ') and line != '    clause']
+    assert all(len(line) <= 80 or ' ' not in line.strip() for line in clause_lines)
+    assert ' '.join(line.strip() for line in clause_lines) == ' '.join(r.clause for r in rules())
+
+
+def test_docs_rules_md_names_both_suites() -> None:
+    text = (ROOT / 'docs' / 'rules.md').read_text()
+    assert text.index('## WorkspaceBackendSuite') < text.index('## WorkspaceCapabilitySuite')

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import textwrap
 from collections.abc import Mapping, Sequence
 from importlib import resources
 
@@ -25,15 +27,38 @@ def _requires(rule: Rule) -> str:
     return ', '.join(rule.requires) or '-'
 
 
-def _table(catalog: Sequence[Rule]) -> str:
-    width = max(len(rule.qualified) for rule in catalog)
+SUITE_SUMMARIES: Mapping[str, str] = {
+    'WorkspaceBackendSuite': "Checks a backend's protocol: subclass it in your tests, or run `certify`.",
+    'WorkspaceCapabilitySuite': "Checks a capability's `get_workspace` and agent runs over it (docs/capabilities.md).",
+}
+"""One line on what each suite checks, printed under its heading."""
+
+CLAUSE_INDENT = '    '
+
+
+def _clause_lines(clause: str, width: int) -> list[str]:
+    """The clause wrapped to `width` columns (at least 60), each line indented under its rule."""
+    return textwrap.wrap(
+        clause,
+        width=max(width, 60),
+        initial_indent=CLAUSE_INDENT,
+        subsequent_indent=CLAUSE_INDENT,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def _table(catalog: Sequence[Rule], width: int | None = None) -> str:
+    columns = width if width is not None else shutil.get_terminal_size().columns
+    name = max(len(rule.qualified) for rule in catalog)
     proven = mutant_counts()
-    lines = [f'{"rule":<{width}}  {"level":<8}  {"upstream":<8}  {"mutants":<7}  requires']
-    lines += [
-        f'{rule.qualified:<{width}}  {rule.level:<8}  {"yes" if rule.upstream else "no":<8}  '
-        f'{proven.get(rule.id, 0):<7}  {_requires(rule)}'
-        for rule in catalog
-    ]
+    lines = [f'{"rule":<{name}}  {"level":<8}  {"upstream":<8}  {"mutants":<7}  requires', f'{CLAUSE_INDENT}clause']
+    for rule in catalog:
+        lines.append(
+            f'{rule.qualified:<{name}}  {rule.level:<8}  {"yes" if rule.upstream else "no":<8}  '
+            f'{proven.get(rule.id, 0):<7}  {_requires(rule)}'
+        )
+        lines += _clause_lines(rule.clause, columns)
     core = sum(rule.level == 'core' for rule in catalog)
     lines.append(f'{len(catalog)} rules ({core} core, {len(catalog) - core} extended)')
     return '\n'.join(lines) + '\n'
@@ -43,7 +68,7 @@ def _cell(text: str) -> str:
     return text.replace('|', '\\|')
 
 
-def _markdown(catalog: Sequence[Rule]) -> str:
+def _markdown(catalog: Sequence[Rule], suites: Mapping[str, Sequence[Rule]] | None = None) -> str:
     core = sum(rule.level == 'core' for rule in catalog)
     lines = [
         '# Rule catalog',
@@ -57,6 +82,19 @@ def _markdown(catalog: Sequence[Rule]) -> str:
         'fails would be a check that cannot fail. *Alone* marks a rule that never runs at the same time as others '
         '(`--conformance-concurrency`): it measures time, or builds, attaches to or destroys environments.',
     ]
+    if suites is None:
+        return '\n'.join([*lines, *_markdown_areas(catalog, '##')]) + '\n'
+    for suite, in_suite in suites.items():
+        if not in_suite:
+            continue
+        summary = SUITE_SUMMARIES.get(suite)
+        lines += ['', f'## {suite}', *(['', f'{len(in_suite)} rules. {summary}'] if summary else [])]
+        lines += _markdown_areas(in_suite, '###')
+    return '\n'.join(lines) + '\n'
+
+
+def _markdown_areas(catalog: Sequence[Rule], heading: str) -> list[str]:
+    lines: list[str] = []
     proven = mutant_counts()
     for area in AREAS:
         in_area = [rule for rule in catalog if rule.area == area]
@@ -64,7 +102,7 @@ def _markdown(catalog: Sequence[Rule]) -> str:
             continue
         lines += [
             '',
-            f'## {area}',
+            f'{heading} {area}',
             '',
             '| rule | level | requires | upstream | mutants | alone | clause |',
             '| --- | --- | --- | --- | --- | --- | --- |',
@@ -75,18 +113,18 @@ def _markdown(catalog: Sequence[Rule]) -> str:
             f'| {_cell(rule.clause)} |'
             for rule in in_area
         ]
-    return '\n'.join(lines) + '\n'
+    return lines
 
 
-def render_catalog(catalog: Sequence[Rule], fmt: str) -> str:
-    """The catalog in one of `FORMATS`."""
+def render_catalog(catalog: Sequence[Rule], fmt: str, width: int | None = None) -> str:
+    """The catalog in one of `FORMATS`; a table wraps each clause to `width` columns (default: the terminal's)."""
     if fmt == 'json':
         proven = mutant_counts()
         listed = [{**rule.to_dict(), 'mutants': proven.get(rule.id, 0)} for rule in catalog]
         return json.dumps({'version': __version__, 'rules': listed}, indent=2) + '\n'
     if fmt == 'markdown':
         return _markdown(catalog)
-    return _table(catalog)
+    return _table(catalog, width)
 
 
 def render_suites(suites: Mapping[str, Sequence[Rule]], fmt: str) -> str:
@@ -100,5 +138,11 @@ def render_suites(suites: Mapping[str, Sequence[Rule]], fmt: str) -> str:
         ]
         return json.dumps({'version': __version__, 'rules': listed}, indent=2) + '\n'
     if fmt == 'markdown':
-        return _markdown([rule for catalog in suites.values() for rule in catalog])
-    return '\n'.join(f'{suite}\n{_table(catalog)}' for suite, catalog in suites.items() if catalog)
+        return _markdown([rule for catalog in suites.values() for rule in catalog], suites)
+    return '\n'.join(_suite_table(suite, catalog) for suite, catalog in suites.items() if catalog)
+
+
+def _suite_table(suite: str, catalog: Sequence[Rule]) -> str:
+    summary = SUITE_SUMMARIES.get(suite)
+    heading = f'{suite}\n' + '=' * len(suite) + '\n' + (f'{summary}\n' if summary else '')
+    return heading + _table(catalog)
