@@ -26,6 +26,7 @@ def _redacted(outcome: RuleOutcome, redact: Redactor) -> RuleOutcome:
         update={
             'reason': None if outcome.reason is None else redact(outcome.reason),
             'excerpt': None if outcome.excerpt is None else redact(outcome.excerpt),
+            'frames': [redact(frame) for frame in outcome.frames],
         }
     )
 

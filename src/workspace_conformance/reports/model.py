@@ -51,6 +51,8 @@ class RuleOutcome(_OfARule):
     duration: float = 0.0
     """Seconds: its setup and teardown, and the rule's own time (in a batch, not its item's wall time)."""
     excerpt: str | None = None
+    frames: list[str] = []
+    """Where a failure happened in the backend's own code, as `file:line in function`, innermost last (a few)."""
     calls: int | None = None
     """Backend operations the rule made (None: it made none through the suite's tracing, e.g. it skipped first)."""
     round_trips: int | None = None

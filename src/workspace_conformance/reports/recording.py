@@ -113,7 +113,7 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
     if report.failed:
         if report.when == 'setup':
             return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report))
-        return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report))
+        return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report), frames=_frames(report))
     if wasxfail is not None:
         return RuleOutcome(**base, outcome='xfailed', reason=_waiver(tag, wasxfail), excerpt=_excerpt(report))
     if isinstance(classified, dict) and 'reason' in classified:
@@ -132,6 +132,13 @@ def _waiver(tag: dict[str, Any], wasxfail: object) -> str:
     """The reason of a rule's expected failure: the waiver the suite declared, else what pytest recorded."""
     waiver = tag.get('expected_failures', {}).get(tag['rule']['id'])
     return str(waiver) if waiver is not None else str(wasxfail)
+
+
+def _frames(report: pytest.TestReport) -> list[str]:
+    """The backend's own frames the suite recorded where the rule failed (as data, never read from a traceback)."""
+    structured = user_property(report, OUTCOME_PROPERTY)
+    frames = structured.get('frames') if isinstance(structured, dict) else None
+    return [str(frame) for frame in frames] if isinstance(frames, list) else []
 
 
 def _excerpt(report: pytest.TestReport) -> str | None:
