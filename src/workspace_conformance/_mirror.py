@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
+from ._frames import machinery_hidden
+
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = ('OPERATIONS', 'Mirror', 'mirrored_class', 'protocol_members')
 
 OPERATIONS: tuple[str, ...] = (

@@ -43,6 +43,8 @@ from .targets.loading import resolve_capability
 __all__ = ('main',)
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
+TRACEBACK_STYLES = ('auto', 'long', 'short', 'line', 'native')
+"""`certify --tb` values: pytest's traceback styles (`no`, pytest's per-failure output off, is the default)."""
 EXIT_GRACE = 5.0
 """Seconds a process whose run a signal stopped has to exit after its verdict before it is ended."""
 
@@ -166,6 +168,21 @@ def _parser() -> argparse.ArgumentParser:
         choices=['ci', 'certify', 'dev'],
         default='certify',
         help='Hypothesis profile of the generated cases (default: certify, thorough and repeatable)',
+    )
+    certify.add_argument(
+        '-v',
+        dest='verbose',
+        action='store_true',
+        help="pytest's own output too: a line per rule, and each failure's full traceback, the suite's frames included",
+    )
+    certify.add_argument(
+        '--tb',
+        dest='tbstyle',
+        choices=TRACEBACK_STYLES,
+        default=None,
+        metavar='STYLE',
+        help="pytest's traceback of each failure too, in this style (long also shows the suite's own frames); "
+        'by default each failing rule is one block of the summary: the rule, its loops, the clause, the backend frames',
     )
     certify.add_argument('--report', metavar='DIR', help='write report.json, .md, .html, junit.xml and badges there')
     certify.add_argument(
@@ -414,6 +431,16 @@ def _session(pytest_args: list[str], plugins: list[object]) -> int:
     return int(pytest.main(pytest_args, plugins=plugins))
 
 
+def _output_options(args: argparse.Namespace) -> list[str]:
+    """Pytest's output options: quiet, no per-failure sections or short summary (the summary's blocks say it all).
+
+    `-v` or `--tb STYLE` bring pytest's own failure sections and its list of failed items back.
+    """
+    if not args.verbose and args.tbstyle is None:
+        return ['-q', '--tb=no', '-rN']
+    return ['-v' if args.verbose else '-q', f'--tb={args.tbstyle or "auto"}', '-rfE']
+
+
 def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | None:
     """What is wrong with `certify`'s options beyond what argparse checks, found before anything runs and writes."""
     if args.report and args.bundle:
@@ -497,7 +524,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         os.environ[SPEC_ENVIRONMENT] = spec.to_json()
         pytest_args = [
             str(tests),
-            '-q',
+            *_output_options(args),
             '--no-header',
             '-p',
             'no:cacheprovider',

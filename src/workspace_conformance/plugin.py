@@ -11,6 +11,7 @@ from collections.abc import Generator
 
 import pytest
 
+from ._frames import machinery_hidden
 from .options import FAIL_UNDER_INI, concurrency, fail_under, fail_under_of, max_duration, time_scale
 from .reports import plugin as reports_plugin
 from .runtime import session as session_hooks
@@ -20,6 +21,7 @@ from .suite._concurrency import DEFAULT_CONCURRENCY, REMOTE_ROUND_TRIP
 from .suite._support import rebuild_for_rule
 from .vocabulary import PROFILES
 
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = ('REPORTS_NAME', 'pytest_addoption', 'pytest_configure')
 
 REPORTS_NAME = 'workspace-conformance-reports'

@@ -27,6 +27,7 @@ def _redacted(outcome: RuleOutcome, redact: Redactor) -> RuleOutcome:
             'reason': None if outcome.reason is None else redact(outcome.reason),
             'excerpt': None if outcome.excerpt is None else redact(outcome.excerpt),
             'observed': None if outcome.observed is None else redact(outcome.observed),
+            'frames': [redact(frame) for frame in outcome.frames],
         }
     )
 

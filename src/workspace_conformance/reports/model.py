@@ -55,6 +55,8 @@ class RuleOutcome(_OfARule):
     """The failure as the rule reported it: its rule, clause and what was observed (or pytest's crash line)."""
     observed: str | None = None
     """Of a failure the suite framed, only what was observed: the excerpt without the rule and clause before it."""
+    frames: list[str] = []
+    """Where a failure happened in the backend's own code, as `file:line in function`, innermost last (a few)."""
     calls: int | None = None
     """Backend operations the rule made (None: it made none through the suite's tracing, e.g. it skipped first)."""
     round_trips: int | None = None

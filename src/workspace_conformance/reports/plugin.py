@@ -218,7 +218,8 @@ class ConformanceRecorder:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.report is not None:
             hidden = frozenset(subject.subject for subject in self.subjects.values() if not subject.summary)
-            write_summary(terminalreporter, self.report, hidden=hidden)
+            listed = next((path for path in self.written if path.name == 'report.json'), None)
+            write_summary(terminalreporter, self.report, hidden=hidden, report_file=listed)
             hint = runner_hint(self.report)
             if hint is not None:
                 terminalreporter.write_line(hint, yellow=True)

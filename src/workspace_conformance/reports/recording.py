@@ -115,7 +115,9 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
     if report.failed:
         if report.when == 'setup':
             return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report), observed=_observed(report))
-        return RuleOutcome(**base, outcome='failed', excerpt=_excerpt(report), observed=_observed(report))
+        return RuleOutcome(
+            **base, outcome='failed', excerpt=_excerpt(report), observed=_observed(report), frames=_frames(report)
+        )
     if wasxfail is not None:
         return RuleOutcome(
             **base,
@@ -147,6 +149,13 @@ def _observed(report: pytest.TestReport) -> str | None:
     structured = user_property(report, OUTCOME_PROPERTY)
     observed = structured.get('observed') if isinstance(structured, dict) else None
     return observed if isinstance(observed, str) else None
+
+
+def _frames(report: pytest.TestReport) -> list[str]:
+    """The backend's own frames the suite recorded where the rule failed (as data, never read from a traceback)."""
+    structured = user_property(report, OUTCOME_PROPERTY)
+    frames = structured.get('frames') if isinstance(structured, dict) else None
+    return [str(frame) for frame in frames] if isinstance(frames, list) else []
 
 
 def _excerpt(report: pytest.TestReport) -> str | None:

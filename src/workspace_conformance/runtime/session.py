@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 
+from .._frames import machinery_hidden
 from ..suite._concurrency import AHEAD, DEADLINE, PLAN, halt_reason, plan
 from ..suite._guard import CLEANUP_BOUND, SCALE_FIXTURE, RuleFailure, describe_latest, unresponsive
 from ..suite._rules import DEFAULT_TIMEOUT, rule_of
 from ..suite._tracing import HUNG
 from .watchdog import GRACE, WATCHDOG
 
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'pytest_pyfunc_call',
     'pytest_runtest_protocol',
@@ -61,11 +63,12 @@ _RAN_RULES = pytest.StashKey[bool]()
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
-    """Run a rule: its failure keeps only its cause's traceback; a watchdog interrupt fails it and stops the session.
+    """Run a rule: its failure keeps only the traceback of what it saw fail; a watchdog interrupt stops the session.
 
     The event loop's frames around a rule say nothing about the backend, and formatting them costs pytest up to a
-    second per failure. A rule the watchdog had to interrupt ran on a backend that ignores cancellation, so the
-    event loop can no longer be trusted: the session stops after it, and its report is marked incomplete.
+    second per failure: the failure's one traceback runs from the rule's body to where the backend failed. A rule the
+    watchdog had to interrupt ran on a backend that ignores cancellation, so the event loop can no longer be trusted:
+    the session stops after it, and its report is marked incomplete.
     """
     meta = rule_of(getattr(pyfuncitem, 'function', None))
     if meta is None:
@@ -83,16 +86,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]
     try:
         result = yield
     except RuleFailure as failure:
-        __tracebackhide__ = True
         hang = WATCHDOG.claim()
         if hang is not None:
             raise unresponsive(meta, hang) from failure.with_traceback(None)
-        raise failure.with_traceback(None) from failure.__cause__
+        raise failure.with_traceback(failure.seen) from failure.__cause__
     except BaseException as error:
         hang = WATCHDOG.claim()
         if hang is None:  # Ctrl-C, or a pytest outcome
             raise
-        __tracebackhide__ = True
         raise unresponsive(meta, hang) from error
     finally:
         WATCHDOG.release(token)

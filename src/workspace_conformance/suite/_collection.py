@@ -4,10 +4,12 @@
   at the override's file and line, so `pytest -rs` and `--collect-only` show it.
 - A rule's skip is reported at the rule's own file and line, not where the helper that raised it lives.
 - A classified skip travels to the report as data (`user_properties`), never parsed back from its message.
+- A rule's failure shows one traceback, without the suite's machinery frames (`--tb=long` or `-v` shows them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import types
 import weakref
 from collections.abc import Generator
@@ -15,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from .._frames import hiding_machinery
 from ..vocabulary import ACCOUNTING_PROPERTY, OUTCOME_PROPERTY
 from ._concurrency import ACCOUNTING, NotChecked
 from ._guard import RuleFailure, clip
@@ -107,8 +110,13 @@ def _transportable(report: pytest.TestReport) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-    """Attach a rule's failure, classified skip or missing result, and its cost, as data; report a skip at its rule."""
-    report: pytest.TestReport = yield
+    """Attach a rule's failure, classified skip or missing result, and its cost, as data; report a skip at its rule.
+
+    A rule's failure is shown without the suite's machinery frames, unless the user asked for them.
+    """
+    is_rule = rule_of(getattr(item, 'function', None)) is not None
+    with hiding_machinery(item.config) if is_rule and call.when == 'call' else contextlib.nullcontext():
+        report: pytest.TestReport = yield
     try:
         return _classified(item, call, report)
     finally:
@@ -124,7 +132,7 @@ def _classified(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
     if isinstance(raised, NotChecked):
         report.user_properties.append((OUTCOME_PROPERTY, {'missing': str(raised)}))
     if isinstance(raised, RuleFailure):
-        failure = {'failure': clip(str(raised))}
+        failure: dict[str, object] = {'failure': clip(str(raised)), 'frames': list(raised.frames)}
         if raised.observed is not None:  # what was observed, apart from the rule and clause the message frames it with
             failure['observed'] = raised.observed
         report.user_properties.append((OUTCOME_PROPERTY, failure))

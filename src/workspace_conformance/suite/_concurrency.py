@@ -23,9 +23,11 @@ from typing import Any
 import anyio
 import pytest
 
+from .._frames import machinery_hidden
 from ..runtime.watchdog import WATCHDOG
 from ._requires import LIFECYCLE_REQUIREMENTS, OPTIONAL_FIXTURES, SWITCHES, subject_fixture
 
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'ACCOUNTING',
     'CONCURRENCY_OPTION',

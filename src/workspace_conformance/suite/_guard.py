@@ -9,11 +9,13 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 
+from .._frames import backend_frames, leaf, machinery_hidden, traceback_of
 from ..runtime.watchdog import GRACE, WATCHDOG, Hang
 from ._concurrency import (
     ACCOUNTING,
@@ -45,6 +47,7 @@ from ._tracing import (
 if TYPE_CHECKING:
     from ._rules import Rule
 
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'CLEANUP_BOUND',
     'RuleFailure',
@@ -72,6 +75,26 @@ class RuleFailure(AssertionError):
 
     observed: str | None = None
     """What the rule observed, without the rule and clause its message frames it with (None: a message only)."""
+    frames: tuple[str, ...] = ()
+    """The backend's own frames what the rule saw fail passed through (`file:line in function`), innermost last."""
+    seen: TracebackType | None = None
+    """The traceback of what the rule saw fail: pytest shows it, and not the guard's, as the failure's one traceback."""
+
+
+def _located(failure: RuleFailure, seen: BaseException) -> RuleFailure:
+    """`failure`, carrying where `seen` (what the rule saw fail) happened: its traceback and the backend's frames."""
+    failure.frames = tuple(backend_frames(seen))
+    failure.seen = traceback_of(seen)
+    return failure
+
+
+def _cause(seen: BaseException) -> BaseException | None:
+    """The cause a failure raised over `seen` keeps: `seen`'s own, not `seen` (the guard catching it says nothing).
+
+    A rule's `raise AssertionError(...) from error` keeps the backend's error in view; pytest shows one traceback else.
+    """
+    cause = leaf(seen).__cause__
+    return None if cause is None else _clipped(cause)
 
 
 @dataclass
@@ -252,7 +275,6 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
 
     @functools.wraps(function)
     async def run_rule(*args: Any, **kwargs: Any) -> None:
-        __tracebackhide__ = True
         given = dict(kwargs)
         fixtures: dict[str, Any] = {name: kwargs.pop(name) if name in hidden else kwargs.get(name) for name in read}
         request: pytest.FixtureRequest = fixtures['request']
@@ -289,7 +311,6 @@ async def _check(
     subject: str,
 ) -> None:
     """One rule's check: its requires, then its tool probe and body under the hang guard, every failure framed."""
-    __tracebackhide__ = True
     unmet = resolve(rule, fixtures[subject], fixtures)
     if unmet is not None:
         raise RuleSkipped(rule, unmet.kind, unmet.why)
@@ -314,11 +335,12 @@ async def _check(
         deadline = (rule.timeout + CLEANUP_BOUND) * run.scale + GRACE
         watch = WATCHDOG.watch(rule.qualified, bound, deadline, lambda: run.log.describe_pending(newest=True))
 
-    def expired() -> Exception:
+    def expired(seen: BaseException | None = None) -> Exception:
         if cut:
             return NotChecked(f'the session deadline stopped it after {bound:g} s')
         run.log.remember_hangs(since=scope.deadline - 0.25, waited=max(bound / 2, run.log.grace))
-        return _framed(rule, _observed(run, f'hung after {bound:g} s: {run.log.describe_pending()}'))
+        hung = _framed(rule, _observed(run, f'hung after {bound:g} s: {run.log.describe_pending()}'))
+        return hung if seen is None else _located(hung, seen)
 
     try:
         with scope:
@@ -327,26 +349,27 @@ async def _check(
             await function(*args, **kwargs)
     except pytest.fail.Exception as failed:
         if scope.cancel_called:
-            raise expired() from _clipped(failed)
-        raise _framed(rule, _observed(run, failed.msg or 'failed')) from None
+            raise expired(failed) from _cause(failed)
+        raise _located(_framed(rule, _observed(run, failed.msg or 'failed')), failed) from _cause(failed)
     except _PASS_THROUGH:
         raise
     except RuleFailure:
         raise
     except AssertionError as failure:
         if scope.cancel_called:
-            raise expired() from _clipped(failure)
+            raise expired(failure) from _cause(failure)
         observed = safe_str(failure, named=type(failure) is not AssertionError)
-        raise _framed(rule, _observed(run, observed)) from _clipped(failure)
+        raise _located(_framed(rule, _observed(run, observed)), failure) from _cause(failure)
     except Exception as error:
         if scope.cancel_called:
-            raise expired() from _clipped(error)
-        raise _framed(rule, _observed(run, f'raised {safe_str(error)}{_after(run)}')) from _clipped(error)
+            raise expired(error) from _cause(error)
+        observed = f'raised {safe_str(error)}{_after(run)}'
+        raise _located(_framed(rule, _observed(run, observed)), error) from _cause(error)
     except KeyboardInterrupt as interrupt:
         hang = WATCHDOG.claim()
         if hang is None:  # Ctrl-C: the session stops
             raise
-        raise unresponsive(rule, hang) from interrupt
+        raise _located(unresponsive(rule, hang), interrupt) from None
     except BaseException as error:
         remembered = _remembered(error)
         if remembered is not None:
@@ -355,7 +378,7 @@ async def _check(
             raise
         # A provider SDK's own BaseException subclass: the backend's failure, not a reason to stop the session.
         observed = f'raised {safe_str(error)} (a BaseException, not an Exception){_after(run)}'
-        raise _framed(rule, _observed(run, observed)) from _clipped(error)
+        raise _located(_framed(rule, _observed(run, observed)), error) from _cause(error)
     finally:
         _CURRENT.reset(token)
         _ACTIVE.pop(id(run), None)

@@ -14,8 +14,10 @@ import anyio.from_thread
 import anyio.to_thread
 from hypothesis import HealthCheck, Phase, settings
 
+from .._frames import machinery_hidden
 from ..vocabulary import PROFILES, Profile
 
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = ('SETTINGS', 'EngineAbandoned', 'call_in_loop', 'profile_settings', 'run_in_worker')
 
 T = TypeVar('T')

@@ -21,6 +21,9 @@ from ._versions import pydantic_ai_at_least, pydantic_ai_version
 if TYPE_CHECKING:
     from ._rules import Rule
 
+from .._frames import machinery_hidden
+
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'ENGINES',
     'PROBE',

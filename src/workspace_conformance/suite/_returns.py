@@ -6,6 +6,9 @@ from collections.abc import Sequence
 
 from pydantic_ai.workspaces import CommandResult, FileEntry
 
+from .._frames import machinery_hidden
+
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = ('EXIT_STATUSES', 'wrong_return')
 
 EXIT_STATUSES = range(256)

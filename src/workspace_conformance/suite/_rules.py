@@ -11,10 +11,12 @@ from typing import Any, TypeVar
 
 import pytest
 
+from .._frames import machinery_hidden
 from ..vocabulary import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement
 from ._guard import guarded
 from ._requires import LIFECYCLE_REQUIREMENTS
 
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'AREAS',
     'LEVELS',

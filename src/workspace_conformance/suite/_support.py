@@ -21,6 +21,7 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
 )
 
+from .._frames import machinery_hidden
 from .._mirror import Mirror, mirrored_class, protocol_members
 from ..runtime.leftovers import scratch_in_use
 from ..vocabulary import SKIP_KINDS, SkipKind
@@ -30,6 +31,7 @@ from ._rules import catalog, rule_of
 from ._tracing import HangRemembered
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
 
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'SKIP_KINDS',
     'ConformanceConfigError',

@@ -13,9 +13,11 @@ from typing import Any
 import anyio
 from pydantic_ai.workspaces import Workspace
 
+from .._frames import machinery_hidden
 from .._mirror import Mirror, mirrored_class, protocol_members
 from ._returns import wrong_return
 
+__tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'CALL_BOUND',
     'GRACE_FLOOR',

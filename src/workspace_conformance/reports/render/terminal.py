@@ -1,13 +1,25 @@
-"""The terminal summary: the same `Report` every other format renders, as counts per area, listings and verdicts."""
+"""The terminal summary: the same `Report` every other format renders, as counts per area, listings and verdicts.
+
+A failing rule is one block, whatever the number of event loops it failed on: its id, the loops, the failure with
+its clause, and the backend's own frames. Rules with no result are a count, listed in the report.
+"""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any, Protocol
 
-from ..model import Report, RuleSummary, SuiteReport
+from ..model import Report, RuleOutcome, RuleSummary, SuiteReport
 from ._counts import STATUSES
 
-__all__ = ('TerminalWriter', 'write_summary')
+__all__ = ('EVIDENCE_LINES', 'TerminalWriter', 'failure_block', 'write_summary')
+
+EVIDENCE_LINES = 6
+"""Lines of a failure's message a block shows (Hypothesis's notes can be many); the report keeps them all."""
+_FAILING = ('failed', 'error', 'xpassed')
+_RANDOM_NAME = re.compile(r'\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}\b')
+"""A hex token with letters and digits: the random part of a name the rule made (a scratch directory per loop)."""
 
 
 class TerminalWriter(Protocol):
@@ -18,14 +30,65 @@ class TerminalWriter(Protocol):
     def write_line(self, line: str, **markup: bool) -> Any: ...
 
 
-def write_summary(writer: TerminalWriter, report: Report, *, hidden: frozenset[str] = frozenset()) -> None:
-    """Each suite of `report` (but those in `hidden`): counts per area and level, every gap, override, failure."""
+def write_summary(
+    writer: TerminalWriter, report: Report, *, hidden: frozenset[str] = frozenset(), report_file: Path | None = None
+) -> None:
+    """Each suite of `report` (but those in `hidden`): counts per area and level, every gap, override, failure.
+
+    Rules with no result are counted, and `report_file` (the report written, if any) is named as where they are listed.
+    """
     for suite in report.suites:
         if suite.subject not in hidden:
-            _write_suite(writer, suite)
+            _write_suite(writer, suite, report_file)
 
 
-def _write_suite(writer: TerminalWriter, suite: SuiteReport) -> None:
+def failure_block(summary: RuleSummary, outcomes: list[RuleOutcome]) -> list[str]:
+    """The lines of one failing rule: its id and the loops it failed on, then each distinct failure once.
+
+    A failure identical on several event loops (same message, same frames) is shown once for all of them, as the
+    first loop says it: the random names a rule makes for each run (its scratch directory) do not count.
+    """
+    failing = [outcome for outcome in outcomes if outcome.outcome in _FAILING]
+    if not failing:
+        detail = (summary.detail or '').splitlines()
+        return [f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {detail[0] if detail else ""}'.rstrip()]
+    kinds = {outcome.outcome for outcome in failing}
+    verb = kinds.pop() if len(kinds) == 1 else 'failed'
+    loops = ', '.join(sorted({outcome.anyio_backend for outcome in failing}))
+    lines = [f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {verb} on {loops}']
+    groups: dict[tuple[str, tuple[str, ...]], tuple[RuleOutcome, list[str]]] = {}
+    for outcome in failing:
+        key = (_RANDOM_NAME.sub('...', _evidence(outcome)), tuple(outcome.frames))
+        groups.setdefault(key, (outcome, []))[1].append(outcome.anyio_backend)
+    for first, on in groups.values():
+        evidence, frames = _evidence(first), first.frames
+        indent = '    '
+        if len(groups) > 1:
+            lines.append(f'    on {", ".join(sorted(on))}:')
+            indent = '      '
+        lines.extend(f'{indent}{line}' for line in _clipped_lines(evidence, summary))
+        lines.extend(f'{indent}{frame}' for frame in frames)
+    return lines
+
+
+def _evidence(outcome: RuleOutcome) -> str:
+    """What a failing outcome says: the rule's failure message, else pytest's, else the reason it carries."""
+    if outcome.outcome == 'xpassed':
+        return f'passed, but is declared an expected failure: {outcome.reason or ""}'.rstrip(': ')
+    return outcome.excerpt or outcome.reason or outcome.outcome
+
+
+def _clipped_lines(evidence: str, summary: RuleSummary) -> list[str]:
+    """The evidence's lines, without the `[area/rule] ` the block's first line shows, at most `EVIDENCE_LINES`."""
+    lines = evidence.splitlines() or ['']
+    lines[0] = lines[0].removeprefix(f'[{summary.area}/{summary.rule_id}] ')
+    if len(lines) > EVIDENCE_LINES:
+        cut = len(lines) - EVIDENCE_LINES + 1
+        lines = [*lines[: EVIDENCE_LINES - 1], f'... ({cut} more lines in the report)']
+    return lines
+
+
+def _write_suite(writer: TerminalWriter, suite: SuiteReport, report_file: Path | None) -> None:
     summaries = suite.rules
     writer.write_sep('=', f'workspace conformance: {suite.subject}')
     writer.write_line(f'{"area":<10} {"level":<9}' + ''.join(f'{name:>15}' for name in STATUSES))
@@ -39,8 +102,6 @@ def _write_suite(writer: TerminalWriter, suite: SuiteReport) -> None:
     sections: tuple[tuple[str, list[RuleSummary]], ...] = (
         ('gaps:', [s for s in summaries if s.status == 'gap' and s.skip_kind != 'overridden']),
         ('overridden (gaps: the subclass replaced, skipped or deleted these rules):', overridden),
-        ('failures:', [s for s in summaries if s.status == 'failed']),
-        ('missing:', [s for s in summaries if s.status == 'missing']),
     )
     for title, listed in sections:
         if listed:
@@ -48,7 +109,20 @@ def _write_suite(writer: TerminalWriter, suite: SuiteReport) -> None:
         for summary in listed:
             detail = (summary.detail or '').splitlines()
             writer.write_line(f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {detail[0] if detail else ""}')
+    failed = [summary for summary in summaries if summary.status == 'failed']
+    if failed:
+        writer.write_line('failures:')
+    for summary in failed:
+        for line in failure_block(
+            summary, [outcome for outcome in suite.results if outcome.rule_id == summary.rule_id]
+        ):
+            writer.write_line(line)
     counts = {name: sum(1 for summary in summaries if summary.status == name) for name in STATUSES}
+    if counts['missing']:
+        where = f'; the report lists them: {report_file}' if report_file is not None else ''
+        writer.write_line(
+            f'missing: {counts["missing"]} rules have no result (the run stopped early, or -k left them out){where}'
+        )
     overrides = f' ({len(overridden)} overridden)' if overridden else ''
     writer.write_line(
         f'verdict: {suite.verdict} ({counts["passed"]} passed, {counts["failed"]} failed, {counts["gap"]} gaps'
