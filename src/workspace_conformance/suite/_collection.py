@@ -124,7 +124,10 @@ def _classified(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
     if isinstance(raised, NotChecked):
         report.user_properties.append((OUTCOME_PROPERTY, {'missing': str(raised)}))
     if isinstance(raised, RuleFailure):
-        report.user_properties.append((OUTCOME_PROPERTY, {'failure': clip(str(raised))}))
+        failure: dict[str, str] = {'failure': clip(str(raised))}
+        if raised.loop_tie is not None:
+            failure['loop_tie'] = raised.loop_tie
+        report.user_properties.append((OUTCOME_PROPERTY, failure))
     is_rule = rule_of(getattr(item, 'function', None)) is not None or isinstance(item, OverriddenRule)
     if is_rule and report.skipped and not isinstance(raised, RuleSkipped) and isinstance(raised, pytest.skip.Exception):
         # A skip no rule classified (a fixture's, a mark's): its reason still travels as data.

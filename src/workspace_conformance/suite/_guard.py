@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 
+from ..loop_ties import loop_tie, tie_hint
 from ..runtime.watchdog import GRACE, WATCHDOG, Hang
 from ._concurrency import (
     ACCOUNTING,
@@ -69,6 +70,29 @@ OBSERVED_LIMIT = 4000
 
 class RuleFailure(AssertionError):
     """A rule's verdict on a backend: the rule, the clause it checks, and what was observed."""
+
+    loop_tie: str | None = None
+    """The other event loop the backend's error shows its code is tied to (asyncio-only code on trio), if any."""
+
+
+def _tied_failure(rule: Rule, observed: str, error: BaseException, request: pytest.FixtureRequest) -> RuleFailure:
+    """The framed failure of an error; one the backend's code raised because it is tied to another loop says so."""
+    running = _loop_of(request)
+    tied = loop_tie(error, running)
+    if tied is None:
+        return RuleFailure(_framed(rule, observed))
+    failure = RuleFailure(f'{_framed(rule, observed)}\n{tie_hint(tied, running)}')
+    failure.loop_tie = tied
+    return failure
+
+
+def _loop_of(request: pytest.FixtureRequest) -> str:
+    """The event loop the rule runs on: its `anyio_backend` (a name, or a name and options)."""
+    try:
+        value = request.getfixturevalue('anyio_backend')
+    except Exception:
+        return 'asyncio'
+    return str(value[0] if isinstance(value, tuple) else value)
 
 
 @dataclass
@@ -332,11 +356,12 @@ async def _check(
         if scope.cancel_called:
             raise expired() from _clipped(failure)
         observed = safe_str(failure, named=type(failure) is not AssertionError)
-        raise RuleFailure(_framed(rule, _observed(run, observed))) from _clipped(failure)
+        raise _tied_failure(rule, _observed(run, observed), failure, request) from _clipped(failure)
     except Exception as error:
         if scope.cancel_called:
             raise expired() from _clipped(error)
-        raise RuleFailure(_framed(rule, _observed(run, f'raised {safe_str(error)}{_after(run)}'))) from _clipped(error)
+        observed = _observed(run, f'raised {safe_str(error)}{_after(run)}')
+        raise _tied_failure(rule, observed, error, request) from _clipped(error)
     except KeyboardInterrupt as interrupt:
         hang = WATCHDOG.claim()
         if hang is None:  # Ctrl-C: the session stops
