@@ -391,6 +391,29 @@ def _anyio_backends(choice: str) -> tuple[str, ...] | str:
     return (choice,)
 
 
+def _import_paths(args: argparse.Namespace) -> list[str]:
+    """The directories on sys.path that hold the modules of the command's package.module:factory arguments.
+
+    Those a bundle's REPRODUCE.md puts on PYTHONPATH; an installed module (under site-packages) needs none.
+    """
+    specs = (args.target, args.fresh, args.attach, args.destroy, args.capability)
+    paths: list[str] = []
+    for spec in specs:
+        if not spec or ':' not in spec:
+            continue
+        module_name = spec.partition(':')[0]
+        module = sys.modules.get(module_name)
+        file = getattr(module, '__file__', None)
+        if not file:
+            continue
+        root = Path(file).resolve().parent
+        for _ in range(module_name.count('.') + (1 if Path(file).name == '__init__.py' else 0)):
+            root = root.parent
+        if 'site-packages' not in root.parts and 'dist-packages' not in root.parts and str(root) not in paths:
+            paths.append(str(root))
+    return paths
+
+
 def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...], argv: Sequence[str] | None) -> None:
     """The report of a run stopped before its first rule: incomplete, every rule `missing` (if one was asked for)."""
     output = args.bundle or args.report
@@ -402,7 +425,7 @@ def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...]
     report = assemble([subject], started=now(), profile=args.conformance_profile, interrupted=True, command=command)
     write_all(report, Path(output))
     if args.bundle:
-        write_bundle_extras(Path(args.bundle), report, command)
+        write_bundle_extras(Path(args.bundle), report, command, _import_paths(args))
 
 
 def _session(pytest_args: list[str], plugins: list[object]) -> int:
@@ -590,7 +613,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         return EXIT_NOT_CERTIFIED
     if args.bundle and recorder.report is not None:
         write_bundle_extras(
-            Path(args.bundle), recorder.report, [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)]
+            Path(args.bundle),
+            recorder.report,
+            [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)],
+            _import_paths(args),
         )
     # The one verdict: the report's, which also counts whether the run was complete.
     verdict = recorder.report.verdict if recorder.report is not None else 'not certified'

@@ -11,8 +11,8 @@ __all__ = ('EVENT_LOOPS', 'loop_tie', 'tie_hint', 'where_raised')
 
 EVENT_LOOPS = ('asyncio', 'trio')
 
-_ASYNCIO_MESSAGES = ('no running event loop', 'no current event loop', 'written for asyncio')
-"""What asyncio's `get_running_loop`/`get_event_loop` say outside asyncio, and trio when awaited asyncio code."""
+_ASYNCIO_MESSAGES = ('no running event loop', 'no current event loop', 'framework like asyncio')
+"""What asyncio's `get_running_loop`/`get_event_loop` say outside asyncio, and trio when it gets asyncio's yields."""
 _TRIO_MESSAGES = ('must be called from async context', 'task got bad yield')
 """What trio's functions say outside trio, and asyncio when it is awaited trio code."""
 _LIBRARIES = frozenset({'asyncio', 'anyio', 'trio', 'sniffio', 'outcome', 'workspace_conformance', '_pytest', 'pluggy'})

@@ -128,12 +128,13 @@ def _trial(target: Target, loop: str, root: Path, scale: float) -> Trial:
         backend = found.get('backend')
         if backend is None:
             return trial
-        cleanup = None
+        cleanup = ref = None
         try:
-            record_ref(root, backend.ref)
+            ref = backend.ref
+            record_ref(root, ref)
         except Exception as error:
             cleanup = f'reading its ref raised {type(error).__name__}: {_message(error)}'
-        if target.destroy_environment is not None:
+        if target.destroy_environment is not None and ref is not None:  # no ref: it created no environment
             try:
                 with anyio.fail_after(bound):
                     await target.destroy_environment(backend)
