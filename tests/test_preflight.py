@@ -13,6 +13,8 @@ import pytest
 from workspace_conformance.loop_ties import loop_tie, where_raised
 from workspace_conformance.reports.model import Report, RuleOutcome, SuiteReport
 from workspace_conformance.reports.render.terminal import write_summary
+from workspace_conformance.targets.base import Target
+from workspace_conformance.targets.preflight import preflight
 
 NARROW = 'working_dir or exit_code'
 """A -k expression selecting a few cheap rules, so a certification takes seconds."""
@@ -333,7 +335,7 @@ def test_each_factory_call_gets_an_existing_directory_of_its_own(vendor: Path, m
     assert target.fresh_backend is not None
     parent = vendor / 'run' / 'asyncio'  # neither exists yet
     built = [target.backend(parent), target.fresh_backend(parent), target.fresh_backend(parent)]
-    scratches = {backend._root for backend in built}
+    scratches = {vars(backend)['_root'] for backend in built}
     assert len(scratches) == 3 and all((scratch / 'config.json').is_file() for scratch in scratches)
     assert all(scratch.parent == parent for scratch in scratches)
 
@@ -344,3 +346,52 @@ def test_an_async_fresh_factory_is_refused_in_one_line(vendor: Path, monkeypatch
     monkeypatch.syspath_prepend(str(vendor))
     with pytest.raises(TargetError, match=r"--fresh 'acme_sdk:build_async' is an async function"):
         resolve_target('acme_sdk:build', fresh='acme_sdk:build_async')
+
+
+class _Panic(BaseException):
+    """A provider SDK's own BaseException."""
+
+
+class _Panicking:
+    ref = None
+
+    async def working_dir(self) -> str:
+        raise _Panic('the SDK panicked')
+
+    async def run(self, *args: object, **kwargs: object) -> None:
+        raise AssertionError('not called')
+
+
+def _target(build: object) -> Target:
+    return Target(name='vendor:build', description='d', backend=build)  # type: ignore[arg-type]
+
+
+def test_the_preflight_turns_an_sdks_base_exception_into_its_one_line(tmp_path: Path) -> None:
+    found = preflight(_target(lambda scratch: _Panicking()), ['asyncio', 'trio'], tmp_path)
+    assert found.loops == () and found.failure == (
+        "target 'vendor:build' built a backend whose first call, working_dir(), raised _Panic: the SDK panicked "
+        '(on asyncio and trio)'
+    )
+
+
+def test_the_preflight_leaves_a_tied_loop_out_only_when_it_may_choose(
+    vendor: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workspace_conformance.targets import resolve_target
+
+    monkeypatch.syspath_prepend(str(vendor))
+    target = resolve_target('acme_sdk:writes_in_scratch')
+    chosen = preflight(target, ['asyncio', 'trio'], tmp_path_of(vendor, 'chosen'))
+    assert chosen.loops == ('asyncio',) and list(chosen.left_out) == ['trio']
+    forced = preflight(target, ['trio'], tmp_path_of(vendor, 'forced'), choose=False)
+    assert forced.loops == ('trio',) and forced.left_out == {} and forced.failure is None
+    assert forced.lines() == [
+        'trio kept as --anyio-backend asks, though the backend is tied to asyncio '
+        '(RuntimeError: no running event loop, acme_sdk.py:20): its rules will fail'
+    ]
+    unforced = preflight(target, ['trio'], tmp_path_of(vendor, 'unforced'))
+    assert unforced.failure is not None and '(on trio)' in unforced.failure
+
+
+def tmp_path_of(base: Path, name: str) -> Path:
+    return base / name

@@ -519,7 +519,14 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             return _fail(f'target {target.name!r} runs only on {", ".join(target.event_loops)}: pass --anyio-backend')
         environments = run_dir / 'environments'
         unregister = emergency.on_exit(lambda: _clean_up(target, environments))
-        checked_loops = _preflight(args, target, loops, environments)
+        try:
+            checked_loops = _preflight(args, target, loops, environments)
+        except KeyboardInterrupt:  # a signal during the preflight: the report still says what is missing
+            with cleaning_up():
+                _clean_up(target, environments)
+                unregister()
+            _write_unstarted(args, target.name, loops, argv)
+            raise
         if checked_loops is None:
             with cleaning_up():
                 _clean_up(target, environments)

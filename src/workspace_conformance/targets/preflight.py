@@ -155,7 +155,8 @@ async def _contact(target: Target, loop: str, root: Path, found: dict[str, Any])
         if inspect.isawaitable(built):
             found['awaited'] = True
             built = await built
-    except Exception as error:
+    except BaseException as error:
+        _reraise_control(error)
         return _failed(loop, 'raised {kind} when called', error, awaited=found.get('awaited', False))
     awaited = bool(found.get('awaited', False))
     if isinstance(built, type):
@@ -166,9 +167,16 @@ async def _contact(target: Target, loop: str, root: Path, found: dict[str, Any])
     found['backend'] = built
     try:
         await built.working_dir()
-    except Exception as error:
+    except BaseException as error:
+        _reraise_control(error)
         return _failed(loop, 'built a backend whose first call, working_dir(), raised {kind}', error, awaited=awaited)
     return Trial(loop, awaited=awaited)
+
+
+def _reraise_control(error: BaseException) -> None:
+    """Raise `error` again if it is cancellation, an interrupt or an exit; an SDK's own BaseException is a failure."""
+    if isinstance(error, KeyboardInterrupt | SystemExit | GeneratorExit | anyio.get_cancelled_exc_class()):
+        raise error
 
 
 def _failed(loop: str, what: str, error: BaseException, *, awaited: bool = False) -> Trial:
