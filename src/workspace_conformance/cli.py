@@ -526,7 +526,14 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
                 _clean_up(target, environments)
                 unregister()
             _write_unstarted(args, target.name, loops, argv)
-            raise
+            signum = stopped_by()
+            if signum is None:  # Ctrl-C: `main` says so
+                raise
+            name = signal.Signals(signum).name
+            sys.stdout.write(
+                f'workspace-conformance: not certified ({target.name}; stopped by {name} before any rule ran)\n'
+            )
+            return terminated_status() or EXIT_NOT_CERTIFIED
         if checked_loops is None:
             with cleaning_up():
                 _clean_up(target, environments)
