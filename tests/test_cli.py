@@ -28,8 +28,13 @@ value = 3
 """
 
 
+def _pythonpath(directory: Path) -> str:
+    """`directory`, then the inherited PYTHONPATH (a worktree's own sources, when set)."""
+    return os.pathsep.join(filter(None, [str(directory), os.environ.get('PYTHONPATH')]))
+
+
 def _certify(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, 'PYTHONPATH': str(cwd)}
+    environment = {**os.environ, 'PYTHONPATH': _pythonpath(cwd)}
     return subprocess.run(
         [sys.executable, '-m', 'workspace_conformance', 'certify', *args],
         cwd=cwd,
@@ -164,7 +169,7 @@ def test_a_bad_option_exits_2_with_one_line_and_runs_nothing(workdir: Path, argu
     tmp = workdir / 'tmp'
     tmp.mkdir()
     before = sorted(path.name for path in workdir.iterdir())
-    environment = {**os.environ, 'PYTHONPATH': str(workdir), 'TMPDIR': str(tmp)}
+    environment = {**os.environ, 'PYTHONPATH': _pythonpath(workdir), 'TMPDIR': str(tmp)}
     result = subprocess.run(
         [sys.executable, '-m', 'workspace_conformance', 'certify', 'local', *arguments],
         cwd=workdir,

@@ -32,13 +32,14 @@ from .reports.write import render, write_all
 from .runtime import emergency
 from .runtime.interrupts import cleaning_up, signals_stop_the_run, stopped_by, terminated_status
 from .runtime.leftovers import StaleRun, remove_stale_runs, run_directory
-from .runtime.privileges import drop_bypass_capabilities
+from .runtime.privileges import announce_dropped_capabilities, drop_bypass_capabilities
 from .suite import rules
 from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRunnable, resolve_target, target_statuses
 from .targets.base import Target
 from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
 from .targets.listing import render_targets, write_not_run
 from .targets.loading import resolve_capability
+from .targets.preflight import preflight
 
 __all__ = ('main',)
 
@@ -412,6 +413,29 @@ def _anyio_backends(choice: str) -> tuple[str, ...] | str:
     return (choice,)
 
 
+def _import_paths(args: argparse.Namespace) -> list[str]:
+    """The directories on sys.path that hold the modules of the command's package.module:factory arguments.
+
+    Those a bundle's REPRODUCE.md puts on PYTHONPATH; an installed module (under site-packages) needs none.
+    """
+    specs = (args.target, args.fresh, args.attach, args.destroy, args.capability)
+    paths: list[str] = []
+    for spec in specs:
+        if not spec or ':' not in spec:
+            continue
+        module_name = spec.partition(':')[0]
+        module = sys.modules.get(module_name)
+        file = getattr(module, '__file__', None)
+        if not file:
+            continue
+        root = Path(file).resolve().parent
+        for _ in range(module_name.count('.') + (1 if Path(file).name == '__init__.py' else 0)):
+            root = root.parent
+        if 'site-packages' not in root.parts and 'dist-packages' not in root.parts and str(root) not in paths:
+            paths.append(str(root))
+    return paths
+
+
 def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...], argv: Sequence[str] | None) -> None:
     """The report of a run stopped before its first rule: incomplete, every rule `missing` (if one was asked for)."""
     output = args.bundle or args.report
@@ -423,7 +447,7 @@ def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...]
     report = assemble([subject], started=now(), profile=args.conformance_profile, interrupted=True, command=command)
     write_all(report, Path(output))
     if args.bundle:
-        write_bundle_extras(Path(args.bundle), report, command)
+        write_bundle_extras(Path(args.bundle), report, command, _import_paths(args))
 
 
 def _session(pytest_args: list[str], plugins: list[object]) -> int:
@@ -466,6 +490,30 @@ class _RecorderCapture:
         self.recorder = config.pluginmanager.get_plugin(RECORDER_NAME)
 
 
+def _preflight(
+    args: argparse.Namespace, target: Target, loops: tuple[str, ...], environments: Path
+) -> tuple[tuple[str, ...], dict[str, str], bool] | None:
+    """A factory target's loops after its preflight, those left out and why, and whether its factory is awaited.
+
+    None, said in one line, when the backend works on no loop. Loops are left out only when the user let certify
+    choose them (`--anyio-backend all`, the default).
+    """
+    if args.target is None or args.target in NAMED_TARGETS:  # named targets check their requirements themselves
+        return loops, {}, False
+    found = preflight(
+        target, loops, environments, scale=args.conformance_time_scale or 1.0, choose=args.anyio_backend == 'all'
+    )
+    for trial in found.trials:
+        if trial.cleanup:
+            _say(f'cleaning up the preflight backend on {trial.loop}: {trial.cleanup}')
+    if found.failure is not None:
+        _say(found.failure)
+        return None
+    for line in found.lines():
+        _say(line)
+    return found.loops, found.left_out, found.awaits
+
+
 def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
     backends = _anyio_backends(args.anyio_backend)
     if isinstance(backends, str):
@@ -481,15 +529,15 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         resolve_target, args.target, options=options, fresh=args.fresh, attach=args.attach, destroy=args.destroy
     )
     emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified
-    with run_directory('workspace-conformance-check-') as check_dir:
-        try:
-            checked = resolve(check_dir=Path(check_dir))
-            if args.capability is not None:  # built once, so a factory that returns no capability fails here
+    try:
+        checked = resolve()  # a factory target is imported here, and built in the preflight
+        if args.capability is not None:  # built once, so a factory that returns no capability fails here
+            with run_directory('workspace-conformance-check-') as check_dir:
                 resolve_capability(args.capability, checked)(Path(check_dir) / 'capability')
-        except TargetNotRunnable as error:
-            return _not_run(args, error)
-        except TargetError as error:
-            return _fail(str(error))
+    except TargetNotRunnable as error:
+        return _not_run(args, error)
+    except TargetError as error:
+        return _fail(str(error))
     named = NAMED_TARGETS.get(args.target or 'local')
     if not args.keep_capabilities and not (named and named.keeps_capabilities):
         drop_bypass_capabilities(argv)
@@ -501,6 +549,30 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         loops = tuple(loop for loop in backends if loop in target.event_loops)
         if not loops:
             return _fail(f'target {target.name!r} runs only on {", ".join(target.event_loops)}: pass --anyio-backend')
+        environments = run_dir / 'environments'
+        unregister = emergency.on_exit(lambda: _clean_up(target, environments))
+        try:
+            checked_loops = _preflight(args, target, loops, environments)
+        except KeyboardInterrupt:  # a signal during the preflight: the report still says what is missing
+            with cleaning_up():
+                _clean_up(target, environments)
+                unregister()
+            _write_unstarted(args, target.name, loops, argv)
+            signum = stopped_by()
+            if signum is None:  # Ctrl-C: `main` says so
+                raise
+            name = signal.Signals(signum).name
+            sys.stdout.write(
+                f'workspace-conformance: not certified ({target.name}; stopped by {name} before any rule ran)\n'
+            )
+            return terminated_status() or EXIT_NOT_CERTIFIED
+        if checked_loops is None:
+            with cleaning_up():
+                _clean_up(target, environments)
+                unregister()
+            return EXIT_USAGE
+        loops, left_out, awaits = checked_loops
+        announce_dropped_capabilities()
         # Hypothesis keeps a cache of constants (and, in the dev profile, its example database) in its home
         # directory, `.hypothesis` in the current directory by default: keep it in the run's own directory.
         hypothesis_home = getattr(hypothesis.configuration, '__hypothesis_home_directory', None)
@@ -515,6 +587,8 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             options={name: value for name, value in options.items() if value is not None},
             run_id=run_dir.name,
             capability=args.capability,
+            loops_left_out=left_out,
+            awaits=awaits,
         )
         tests = run_dir / 'suite'
         tests.mkdir()
@@ -555,7 +629,6 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         if output:
             pytest_args += ['--conformance-report', str(Path(output).resolve())]
         capture = _RecorderCapture()
-        unregister = emergency.on_exit(lambda: _clean_up(target, run_dir / 'environments'))
         try:
             status = _session(pytest_args, [capture])
         finally:
@@ -566,7 +639,7 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             else:
                 os.environ[SPEC_ENVIRONMENT] = previous_spec
             with cleaning_up():
-                _clean_up(target, run_dir / 'environments')
+                _clean_up(target, environments)
                 unregister()
     signum = stopped_by()
     stopped = f'; stopped by {signal.Signals(signum).name}' if signum is not None else ''
@@ -586,7 +659,10 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         return EXIT_NOT_CERTIFIED
     if args.bundle and recorder.report is not None:
         write_bundle_extras(
-            Path(args.bundle), recorder.report, [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)]
+            Path(args.bundle),
+            recorder.report,
+            [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)],
+            _import_paths(args),
         )
     # The one verdict: the report's, which also counts whether the run was complete.
     verdict = recorder.report.verdict if recorder.report is not None else 'not certified'

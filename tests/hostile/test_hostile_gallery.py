@@ -91,6 +91,11 @@ def test_a_hostile_backend_is_certified_within_the_bound_and_leaves_nothing(
     assert run.wall < run.bound
     if entry.max_seconds is not None:
         assert run.wall < entry.max_seconds, f'{entry.id} took {run.wall:.1f} s, more than {entry.max_seconds:g} s'
+    if entry.stops is not None:  # the preflight stopped it: one line, status 2, no report, nothing left
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2 and len(lines) == 1 and re.search(entry.stops, lines[0]), run.stderr
+        assert run.report is None and run.leftover_processes == [] and run.leftover_paths == []
+        return
     assert run.returncode == 1, run.stdout[-3000:]
     assert run.report is not None, run.report_problem
     assert 'INTERNALERROR' not in run.stdout and 'Traceback' not in run.stderr, run.stderr

@@ -55,6 +55,7 @@ def assemble(
                 backend_class=subject.backend_class,
                 ref_provider=subject.ref_provider,
                 anyio_backends=subject.anyio_backends,
+                loops_left_out={loop: redact(why) for loop, why in subject.loops_left_out.items()},
                 declared_limits=[Waiver(rule_id=k, reason=redact(v)) for k, v in subject.declared_limits.items()],
                 expected_failures=[Waiver(rule_id=k, reason=redact(v)) for k, v in subject.expected_failures.items()],
                 results=sorted(outcomes, key=lambda outcome: (outcome.area, outcome.rule_id, outcome.anyio_backend)),

@@ -26,10 +26,19 @@ def _installed(name: str) -> str | None:
         return None
 
 
-def write_bundle_extras(directory: Path, report: Report, command: Sequence[str]) -> None:
-    """Add environment.json and REPRODUCE.md next to the report files, then hash them all into SHA256SUMS."""
+def write_bundle_extras(
+    directory: Path, report: Report, command: Sequence[str], import_paths: Sequence[str] = ()
+) -> None:
+    """Add environment.json and REPRODUCE.md next to the report files, then hash them all into SHA256SUMS.
+
+    `import_paths` are the directories that must be on `PYTHONPATH` to import the target's modules; the command
+    in REPRODUCE.md sets it.
+    """
     redact = Redactor()
     shown = ' '.join(shlex.quote(redact(part)) for part in ['workspace-conformance', *command[1:]])
+    if import_paths:
+        pythonpath = ':'.join(redact(str(Path(path).resolve())) for path in import_paths)
+        shown = f'PYTHONPATH={shlex.quote(pythonpath)} {shown}'
     packages = {name: _installed(name) for name in _PACKAGES}
     environment = {
         'python': sys.version,

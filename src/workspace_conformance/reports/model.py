@@ -61,6 +61,9 @@ class RuleOutcome(_OfARule):
     """Backend operations the rule made (None: it made none through the suite's tracing, e.g. it skipped first)."""
     round_trips: int | None = None
     """Of those, the ones that started with no other of the rule's calls in flight: its serial round trips."""
+    loop_tie: str | None = None
+    """For a failure: the other event loop its error shows the backend's code is tied to (asyncio-only code that
+    failed on trio: `asyncio`), else None."""
 
 
 class RuleSummary(_OfARule):
@@ -149,6 +152,9 @@ class SuiteReport(BaseModel):
     backend_class: str | None = None
     ref_provider: str | None = None
     anyio_backends: list[str]
+    loops_left_out: dict[str, str] = {}
+    """Event loop -> why certify left it out (its preflight showed the backend is tied to another loop): neither a
+    gap nor a failure; the verdict counts the loops in `anyio_backends`."""
     declared_limits: list[Waiver] = []
     expected_failures: list[Waiver] = []
     results: list[RuleOutcome]

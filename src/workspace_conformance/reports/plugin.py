@@ -79,6 +79,9 @@ def _tag(item: pytest.Item, meta: Rule, klass: type) -> dict[str, Any]:
             for o in overridden_rules(klass)
         },
         'summary': bool(getattr(klass, 'conformance_summary', True)),
+        'loops_left_out': {
+            str(k): str(v) for k, v in (getattr(klass, 'conformance_loops_left_out', None) or {}).items()
+        },
         **_identity(item),
     }
 
@@ -205,6 +208,7 @@ class ConformanceRecorder:
         for entry in tag['suite_rules']:
             subject.expected.setdefault(entry['id'], (entry['area'], entry['level']))
         subject.overridden.update(tag.get('overridden', {}))
+        subject.loops_left_out.update(tag.get('loops_left_out', {}))
         subject.backend_class = tag.get('backend_class') or subject.backend_class
         subject.ref_provider = tag.get('ref_provider') or subject.ref_provider
         subject.declared_limits.update(tag.get('declared_limits', {}))

@@ -35,6 +35,8 @@ class SubjectResults:
     started: set[str] = field(default_factory=set)
     """The anyio backends a rule started on, even if none finished (a run interrupted in its first rule)."""
     overridden: dict[str, dict[str, str]] = field(default_factory=dict)
+    loops_left_out: dict[str, str] = field(default_factory=dict)
+    """Event loop -> why certify left it out of the run (the suite class's `conformance_loops_left_out`)."""
     """Rule id -> area, level, clause and how the subclass overrode it; it is `overridden` on every anyio backend."""
 
     @property
@@ -115,8 +117,14 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
     if report.failed:
         if report.when == 'setup':
             return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report), observed=_observed(report))
+        tie = classified.get('loop_tie') if isinstance(classified, dict) else None
         return RuleOutcome(
-            **base, outcome='failed', excerpt=_excerpt(report), observed=_observed(report), frames=_frames(report)
+            **base,
+            outcome='failed',
+            excerpt=_excerpt(report),
+            observed=_observed(report),
+            frames=_frames(report),
+            loop_tie=tie if isinstance(tie, str) else None,
         )
     if wasxfail is not None:
         return RuleOutcome(

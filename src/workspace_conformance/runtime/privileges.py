@@ -9,10 +9,27 @@ from collections.abc import Sequence
 
 from ..vocabulary import BYPASS_CAPABILITIES
 
-__all__ = ('CAPABILITIES_DROPPED', 'drop_bypass_capabilities')
+__all__ = ('CAPABILITIES_DROPPED', 'announce_dropped_capabilities', 'drop_bypass_capabilities')
 
 CAPABILITIES_DROPPED = 'WORKSPACE_CONFORMANCE_CAPABILITIES_DROPPED'
 """Set in the re-executed process, so it does not re-execute again."""
+_BY_SETPRIV = 'setpriv'
+"""Its value when this module re-executed the process (a test sets it to anything else to never re-execute)."""
+
+
+def announce_dropped_capabilities() -> None:
+    """In the process `drop_bypass_capabilities` re-executed, say once, on stderr, what it dropped and why.
+
+    Said by the process that runs the rules, once its preflight passed, so a run that stops before stays one line.
+    """
+    if os.environ.get(CAPABILITIES_DROPPED) != _BY_SETPRIV:
+        return
+    os.environ[CAPABILITIES_DROPPED] = '1'
+    sys.stderr.write(
+        'workspace-conformance: running as root; dropped CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH '
+        'so permission rules can run (--keep-capabilities keeps them)\n'
+    )
+    sys.stderr.flush()
 
 
 def drop_bypass_capabilities(argv: Sequence[str] | None) -> None:
@@ -21,12 +38,7 @@ def drop_bypass_capabilities(argv: Sequence[str] | None) -> None:
     if os.geteuid() != 0 or os.environ.get(CAPABILITIES_DROPPED) or setpriv is None:
         return
     arguments = list(sys.argv[1:] if argv is None else argv)
-    sys.stderr.write(
-        'workspace-conformance: running as root; dropping CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH '
-        'so permission rules can run (--keep-capabilities keeps them)\n'
-    )
-    sys.stderr.flush()
-    environment = {**os.environ, CAPABILITIES_DROPPED: '1'}
+    environment = {**os.environ, CAPABILITIES_DROPPED: _BY_SETPRIV}
     command = [
         setpriv,
         '--bounding-set',

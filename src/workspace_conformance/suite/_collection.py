@@ -135,6 +135,8 @@ def _classified(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
         failure: dict[str, object] = {'failure': clip(str(raised)), 'frames': list(raised.frames)}
         if raised.observed is not None:  # what was observed, apart from the rule and clause the message frames it with
             failure['observed'] = raised.observed
+        if raised.loop_tie is not None:
+            failure['loop_tie'] = raised.loop_tie
         report.user_properties.append((OUTCOME_PROPERTY, failure))
     is_rule = rule_of(getattr(item, 'function', None)) is not None or isinstance(item, OverriddenRule)
     if is_rule and report.skipped and not isinstance(raised, RuleSkipped) and isinstance(raised, pytest.skip.Exception):

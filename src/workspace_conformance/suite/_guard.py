@@ -16,6 +16,7 @@ import anyio
 import pytest
 
 from .._frames import backend_frames, leaf, machinery_hidden, traceback_of
+from ..loop_ties import loop_tie, tie_hint
 from ..runtime.watchdog import GRACE, WATCHDOG, Hang
 from ._concurrency import (
     ACCOUNTING,
@@ -79,6 +80,8 @@ class RuleFailure(AssertionError):
     """The backend's own frames what the rule saw fail passed through (`file:line in function`), innermost last."""
     seen: TracebackType | None = None
     """The traceback of what the rule saw fail: pytest shows it, and not the guard's, as the failure's one traceback."""
+    loop_tie: str | None = None
+    """The other event loop the backend's error shows its code is tied to (asyncio-only code on trio), if any."""
 
 
 def _located(failure: RuleFailure, seen: BaseException) -> RuleFailure:
@@ -95,6 +98,27 @@ def _cause(seen: BaseException) -> BaseException | None:
     """
     cause = leaf(seen).__cause__
     return None if cause is None else _clipped(cause)
+
+
+def _tied_failure(rule: Rule, observed: str, error: BaseException, request: pytest.FixtureRequest) -> RuleFailure:
+    """The framed failure of an error; one the backend's code raised because it is tied to another loop says so."""
+    running = _loop_of(request)
+    tied = loop_tie(error, running)
+    failure = _framed(rule, observed)
+    if tied is None:
+        return failure
+    hinted = RuleFailure(f'{failure}\n{tie_hint(tied, running)}')
+    hinted.observed, hinted.loop_tie = failure.observed, tied
+    return hinted
+
+
+def _loop_of(request: pytest.FixtureRequest) -> str:
+    """The event loop the rule runs on: its `anyio_backend` (a name, or a name and options)."""
+    try:
+        value = request.getfixturevalue('anyio_backend')
+    except Exception:
+        return 'asyncio'
+    return str(value[0] if isinstance(value, tuple) else value)
 
 
 @dataclass
@@ -359,12 +383,12 @@ async def _check(
         if scope.cancel_called:
             raise expired(failure) from _cause(failure)
         observed = safe_str(failure, named=type(failure) is not AssertionError)
-        raise _located(_framed(rule, _observed(run, observed)), failure) from _cause(failure)
+        raise _located(_tied_failure(rule, _observed(run, observed), failure, request), failure) from _cause(failure)
     except Exception as error:
         if scope.cancel_called:
             raise expired(error) from _cause(error)
-        observed = f'raised {safe_str(error)}{_after(run)}'
-        raise _located(_framed(rule, _observed(run, observed)), error) from _cause(error)
+        observed = _observed(run, f'raised {safe_str(error)}{_after(run)}')
+        raise _located(_tied_failure(rule, observed, error, request), error) from _cause(error)
     except KeyboardInterrupt as interrupt:
         hang = WATCHDOG.claim()
         if hang is None:  # Ctrl-C: the session stops

@@ -73,6 +73,8 @@ class Target:
     """Capability rule id -> reason for each known failure of `capability`: strict expected failures."""
     cleanup: Callable[[Path], None] | None = None
     """Removes everything a run with this scratch directory created outside it (containers, sandboxes, dirs)."""
+    backend_awaits: bool = False
+    """`backend` returns an awaitable of the backend (an `async def` factory): the suite awaits it in the event loop."""
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import inspect
 import json
 import os
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
@@ -17,7 +19,7 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 from ..capability import WorkspaceCapabilitySuite
 from ..suite import WorkspaceBackendSuite
 from ._ledger import record_ref
-from .base import MakeSymlink, Target
+from .base import MakeSymlink, Target, TargetError
 from .capability import CapabilityTarget, capability_suite_for, finish_suite
 from .loading import resolve_capability, resolve_target
 
@@ -56,6 +58,10 @@ class CertificationSpec:
     run_id: str = 'run'
     capability: str | None = None
     """`--capability`: `target` for the target's own capability, or package.module:factory; None for none."""
+    loops_left_out: dict[str, str] = field(default_factory=dict)
+    """Event loop -> why the preflight left it out (the backend is tied to another loop)."""
+    awaits: bool = False
+    """The preflight found that the factory returns an awaitable: the suite awaits it."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -78,6 +84,7 @@ def suite_for(
     name: str | None = None,
     summary: bool = True,
     rebuild_per_call: bool | None = None,
+    loops_left_out: Mapping[str, str] | None = None,
 ) -> type[WorkspaceBackendSuite]:
     """The one `WorkspaceBackendSuite` subclass for a target: `certify`, the mutant gate and self-certification use it.
 
@@ -85,7 +92,7 @@ def suite_for(
     `run_dir` is None) on `anyio_backends` (default: the target's event loops that are installed). `only` leaves just
     those rules in the class (`narrow`), `expected_failures` replaces the target's own, `time_scale` fixes the
     time scale, `summary=False` keeps the class out of the terminal summary, `rebuild_per_call` fixes the durable
-    rebuild mode (default: `--conformance-rebuild-per-call`).
+    rebuild mode (default: `--conformance-rebuild-per-call`), `loops_left_out` goes in the report (loop -> why).
     """
     loops = list(anyio_backends) if anyio_backends is not None else list(installed_loops(target.event_loops))
 
@@ -103,12 +110,23 @@ def suite_for(
             base = run_dir if run_dir is not None else tmp_path_factory.mktemp(target.name)
             return base / anyio_backend
 
-        @pytest.fixture(scope='class')
-        @classmethod
-        def backend(cls, run_root: Path) -> Iterator[WorkspaceBackend]:
-            built = target.backend(run_root)
-            yield built
-            record_ref(run_root.parent, built.ref)
+        if target.backend_awaits:
+
+            @pytest.fixture(scope='class')
+            @classmethod
+            async def backend(cls, run_root: Path) -> AsyncIterator[WorkspaceBackend]:
+                built = await target.backend(run_root)  # type: ignore[misc]
+                yield _checked(target, built)
+                record_ref(run_root.parent, built.ref)
+
+        else:
+
+            @pytest.fixture(scope='class')
+            @classmethod
+            def backend(cls, run_root: Path) -> Iterator[WorkspaceBackend]:
+                built = target.backend(run_root)
+                yield _checked(target, built)
+                record_ref(run_root.parent, built.ref)
 
         @pytest.fixture
         def built_backends(self, run_root: Path) -> Iterator[BuiltBackends]:
@@ -158,10 +176,22 @@ def suite_for(
         switches['rebuild_per_call'] = rebuild_per_call
     for switch, value in switches.items():
         setattr(TestCertification, switch, pytest.fixture(lambda self, _value=value: _value, name=switch))
+    TestCertification.conformance_loops_left_out = dict(loops_left_out or {})  # type: ignore[attr-defined]
     waived = target.expected_failures if expected_failures is None else expected_failures
     finish_suite(TestCertification, target.declared_limits, waived, only=only, time_scale=time_scale)
     TestCertification.__name__ = TestCertification.__qualname__ = name or f'TestCertification[{target.name}]'
     return TestCertification
+
+
+def _checked(target: Target, built: Any) -> WorkspaceBackend:
+    """`built`, unless it is an awaitable or a class: a one-line error (the CLI's preflight says it before any rule)."""
+    if inspect.isawaitable(built):
+        if inspect.iscoroutine(built):
+            built.close()
+        raise TargetError(f'target {target.name!r} returned an awaitable: make it an `async def` factory')
+    if isinstance(built, type):
+        raise TargetError(f'target {target.name!r} returned the class {built.__name__}: return an instance')
+    return cast(WorkspaceBackend, built)
 
 
 def installed_loops(wanted: Iterable[str]) -> tuple[str, ...]:
@@ -228,7 +258,7 @@ class BuiltBackends:
 def suite_from_environment() -> type[WorkspaceBackendSuite]:
     """The certification suite the CLI described in `WORKSPACE_CONFORMANCE_SPEC`."""
     spec = CertificationSpec.from_json(os.environ[SPEC_ENVIRONMENT])
-    return suite_for(_spec_target(spec), Path(spec.run_dir), spec.anyio_backends)
+    return suite_for(_spec_target(spec), Path(spec.run_dir), spec.anyio_backends, loops_left_out=spec.loops_left_out)
 
 
 def _spec_target(spec: CertificationSpec) -> Target:
@@ -240,6 +270,7 @@ def _spec_target(spec: CertificationSpec) -> Target:
         attach=spec.attach,
         destroy=spec.destroy,
         check_requirements=False,
+        awaits=spec.awaits,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 from .base import CapabilitySetup, Target, TargetError, TargetNotRunnable
 from .registry import NAMED_TARGETS
 
-__all__ = ('load_callable', 'resolve_capability', 'resolve_target')
+__all__ = ('IMPORT_HINT', 'load_callable', 'own_directory', 'resolve_capability', 'resolve_target')
+
+IMPORT_HINT = 'is its directory on PYTHONPATH? run from it or set PYTHONPATH'
 
 
 def load_callable(spec: str, what: str) -> Callable[..., Any]:
@@ -25,7 +28,10 @@ def load_callable(spec: str, what: str) -> Callable[..., Any]:
     try:
         value: Any = importlib.import_module(module_name)
     except Exception as error:
-        raise TargetError(f'{what} {spec!r}: cannot import {module_name!r}: {type(error).__name__}: {error}') from None
+        hint = f': {IMPORT_HINT}' if isinstance(error, ImportError) else ''
+        raise TargetError(
+            f'{what} {spec!r}: cannot import {module_name!r}: {type(error).__name__}: {error}{hint}'
+        ) from None
     for part in attribute.split('.'):
         if not hasattr(value, part):
             raise TargetError(f'{what} {spec!r}: module {module_name!r} has no attribute {attribute!r}')
@@ -35,8 +41,18 @@ def load_callable(spec: str, what: str) -> Callable[..., Any]:
     return value  # type: ignore[no-any-return]
 
 
-def _with_run_dir(factory: Callable[..., Any]) -> Callable[[Path], Any]:
-    """Call `factory(run_dir)` if it takes an argument, else `factory()`."""
+def own_directory(parent: Path, role: str) -> Path:
+    """A new, empty directory under `parent` (created first, with its parents) for one factory call."""
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f'{role}-', dir=parent))
+
+
+def _with_run_dir(factory: Callable[..., Any], role: str | None = None) -> Callable[[Path], Any]:
+    """Call `factory(directory)` if it takes an argument, else `factory()`.
+
+    With a `role`, each call gets an existing directory of its own under the one given (`<role>-XXXX`); without,
+    the directory given, created if missing.
+    """
     try:
         takes_argument = any(
             parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD, parameter.VAR_POSITIONAL)
@@ -44,17 +60,22 @@ def _with_run_dir(factory: Callable[..., Any]) -> Callable[[Path], Any]:
         )
     except (TypeError, ValueError):
         takes_argument = False
-    return (lambda run_dir: factory(run_dir)) if takes_argument else (lambda run_dir: factory())
+    if not takes_argument:
+        return lambda run_dir: factory()
+
+    def call(run_dir: Path) -> Any:
+        if role is None:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            return factory(run_dir)
+        return factory(own_directory(run_dir, role))
+
+    return call
 
 
-def _checked_backend(spec: str, build: Callable[[Path], Any], run_dir: Path) -> WorkspaceBackend:
-    try:
-        backend = build(run_dir)
-    except Exception as error:
-        raise TargetError(f'target {spec!r} raised {type(error).__name__} when called: {error}') from None
-    if not isinstance(backend, WorkspaceBackend):
-        raise TargetError(f'target {spec!r} returned a {type(backend).__name__}, not a WorkspaceBackend')
-    return backend
+def _plain(spec: str | None, what: str, factory: Callable[..., Any] | None) -> None:
+    """Refuse an `async def` factory where the suite calls it without awaiting (`--fresh`, `--attach`)."""
+    if factory is not None and inspect.iscoroutinefunction(factory):
+        raise TargetError(f'{what} {spec!r} is an async function: {what} takes a plain function returning a backend')
 
 
 def resolve_target(
@@ -65,13 +86,14 @@ def resolve_target(
     fresh: str | None = None,
     attach: str | None = None,
     destroy: str | None = None,
-    check_dir: Path | None = None,
     check_requirements: bool = True,
+    awaits: bool = False,
 ) -> Target:
     """The target a TARGET argument names.
 
-    A named target whose requirement is absent raises `TargetNotRunnable` (when `check_requirements`); for a
-    `package.module:factory` target, `check_dir` builds one backend there to prove the factory works.
+    A named target whose requirement is absent raises `TargetNotRunnable` (when `check_requirements`). A
+    `package.module:factory` target is imported, not built (the preflight builds it); `awaits` says its factory
+    returns an awaitable even if it is no `async def`. Each of its factories gets an existing directory of its own.
     """
     name = spec or 'local'
     given = {key: value for key, value in (options or {}).items() if value is not None}
@@ -91,12 +113,14 @@ def resolve_target(
     if given:
         flags = ', '.join(f'--{key}' for key in given)
         raise TargetError(f'{flags} go with a named target (see `workspace-conformance targets`), not {name!r}')
-    build = _with_run_dir(load_callable(name, 'target'))
-    if check_dir is not None:
-        _checked_backend(name, build, check_dir)
-    fresh_build = _with_run_dir(load_callable(fresh, '--fresh')) if fresh else None
+    factory = load_callable(name, 'target')
+    build = _with_run_dir(factory, 'backend')
+    fresh_factory = load_callable(fresh, '--fresh') if fresh else None
     attach_factory = load_callable(attach, '--attach') if attach else None
     destroy_function = load_callable(destroy, '--destroy') if destroy else None
+    _plain(fresh, '--fresh', fresh_factory)
+    _plain(attach, '--attach', attach_factory)
+    fresh_build = _with_run_dir(fresh_factory, 'fresh') if fresh_factory else None
 
     def attach_backend(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
         assert attach_factory is not None
@@ -110,6 +134,7 @@ def resolve_target(
         fresh_backend=fresh_build,
         attach_backend=attach_backend if attach_factory else None,
         destroy_environment=destroy_function,
+        backend_awaits=awaits or inspect.iscoroutinefunction(factory),
     )
 
 
@@ -123,7 +148,7 @@ def resolve_capability(spec: str, target: Target) -> Callable[[Path], Capability
         if target.capability is None:
             raise TargetError(f'target {target.name!r} carries no capability: pass --capability package.module:factory')
         return target.capability
-    build = _with_run_dir(load_callable(spec, '--capability'))
+    build = _with_run_dir(load_callable(spec, '--capability'))  # the rule's scratch directory itself
 
     def setup(run_dir: Path) -> CapabilitySetup:
         built = build(run_dir)

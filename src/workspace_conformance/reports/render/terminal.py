@@ -40,6 +40,7 @@ def write_summary(
     for suite in report.suites:
         if suite.subject not in hidden:
             _write_suite(writer, suite, report_file)
+            _write_loop_tie_hint(writer, suite)
 
 
 def failure_block(summary: RuleSummary, outcomes: list[RuleOutcome]) -> list[str]:
@@ -133,3 +134,20 @@ def _write_suite(writer: TerminalWriter, suite: SuiteReport, report_file: Path |
         yellow=suite.verdict == 'partial',
         red=suite.verdict == 'not certified',
     )
+
+
+def _write_loop_tie_hint(writer: TerminalWriter, suite: SuiteReport) -> None:
+    """Once per suite: when rules failed because the backend is tied to another loop, how to run it there only."""
+    tied = [result for result in suite.results if result.outcome == 'failed' and result.loop_tie is not None]
+    if not tied:
+        return
+    tie = tied[0].loop_tie
+    rules = len({result.rule_id for result in tied if result.loop_tie == tie})
+    loops = ', '.join(sorted({result.anyio_backend for result in tied if result.loop_tie == tie}))
+    writer.write_line(
+        f'hint: {rules} rule(s) failed on {loops} because the backend called {tie}-only code: make it loop-neutral '
+        f'with anyio, or run it on {tie} only (certify chooses so when not given --anyio-backend); under pytest:',
+        yellow=True,
+    )
+    writer.write_line('    @pytest.fixture')
+    writer.write_line(f"    def anyio_backend(): return '{tie}'")
