@@ -132,3 +132,30 @@ def test_an_async_factory_is_awaited(vendor: Path, tmp_path: Path) -> None:
     assert failed_rules(report) == {'stderr_alone_is_returned': ['asyncio']}
     statuses = {rule['rule_id']: rule['status'] for suite in report['suites'] for rule in suite['rules']}
     assert statuses['run_starts_in_cwd'] == 'passed'
+
+
+def test_the_command_imports_the_factory_from_the_directory_it_is_run_in(vendor: Path, tmp_path: Path) -> None:
+    command = Path(sys.executable).with_name('workspace-conformance')
+    environment = {key: value for key, value in os.environ.items() if key != 'PYTHONPATH'}
+    narrowed = ['--anyio-backend', 'asyncio', '-k', 'run_starts_in_cwd', '--report', str(tmp_path / 'r')]
+    here = subprocess.run(
+        [str(command), 'certify', 'acme_sandbox:build', *narrowed],
+        cwd=vendor,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    report = json.loads((tmp_path / 'r' / 'report.json').read_text())
+    outcomes = {outcome['rule_id']: outcome['outcome'] for outcome in report['suites'][0]['results']}
+    assert outcomes['run_starts_in_cwd'] == 'passed', here.stderr
+    elsewhere = subprocess.run(
+        [str(command), 'certify', 'acme_sandbox:build'],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert elsewhere.returncode == 2
+    assert elsewhere.stderr.strip().endswith('is its directory on PYTHONPATH? run from it or set PYTHONPATH')

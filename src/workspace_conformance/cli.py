@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib.util
 import os
@@ -10,7 +11,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -291,7 +292,8 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.write(render_targets(target_statuses(_target_options(args)), args.format))
         return 0
     try:
-        status = _certify(args, argv)
+        with _importable_from_here(args):
+            status = _certify(args, argv)
     except KeyboardInterrupt:  # a signal before or after the session, which handles its own
         signum = stopped_by()
         _say(f'stopped by {signal.Signals(signum).name if signum else "SIGINT"} before any rule ran: not certified')
@@ -299,6 +301,33 @@ def _main(argv: Sequence[str] | None) -> int:
     if stopped_by() is not None:
         _exit_even_if_a_thread_stays(status)
     return status
+
+
+@contextlib.contextmanager
+def _importable_from_here(args: argparse.Namespace) -> Iterator[None]:
+    """While `certify` runs, module:factory specs import from the current directory too, as under `python -m`.
+
+    The directory goes first on `sys.path` and on `PYTHONPATH` (for pytest-xdist workers and the setpriv re-exec);
+    both are restored afterwards.
+    """
+    specs = [args.target, args.fresh, args.attach, args.destroy]
+    if isinstance(args.capability, str) and args.capability != 'target':
+        specs.append(args.capability)
+    here = os.getcwd()
+    if not any(spec and ':' in spec for spec in specs) or here in sys.path:
+        yield
+        return
+    saved_path, saved_variable = list(sys.path), os.environ.get('PYTHONPATH')
+    sys.path.insert(0, here)
+    os.environ['PYTHONPATH'] = os.pathsep.join(part for part in (here, saved_variable) if part)
+    try:
+        yield
+    finally:
+        sys.path[:] = saved_path
+        if saved_variable is None:
+            os.environ.pop('PYTHONPATH', None)
+        else:
+            os.environ['PYTHONPATH'] = saved_variable
 
 
 def _exit_even_if_a_thread_stays(status: int) -> None:
