@@ -1,9 +1,14 @@
-"""Facts about the runner that tests depend on, and the options of a quick `certify` run."""
+"""Facts about the runner that tests depend on, and how tests run `certify` and build reports."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
+from pathlib import Path
+
+from workspace_conformance.reports.model import Report, SuiteReport
 
 QUICK_CERTIFY = ('--anyio-backend', 'asyncio', '--conformance-profile', 'ci')
 """`certify` options for a quick run: one event loop, the `ci` profile."""
@@ -18,3 +23,37 @@ def bypasses_permissions() -> bool:
                 return True
         except PermissionError:
             return False
+
+
+def certify(
+    cwd: Path, *args: str, pythonpath: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """`python -m workspace_conformance certify ARGS` in `cwd`, as a vendor runs it with their module importable.
+
+    `pythonpath` (default `cwd`) goes first on PYTHONPATH, before the inherited one (a worktree's own sources).
+    """
+    path = os.pathsep.join(filter(None, [str(pythonpath or cwd), os.environ.get('PYTHONPATH')]))
+    return subprocess.run(
+        [sys.executable, '-m', 'workspace_conformance', 'certify', *args],
+        cwd=cwd,
+        env={**os.environ, 'PYTHONPATH': path},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def report_of(suite: SuiteReport) -> Report:
+    """A complete report of one suite, its verdict the suite's, with placeholder versions and times."""
+    return Report(
+        toolkit_version='0.2.0',
+        pydantic_ai_version='1.0',
+        python='3',
+        platform='linux',
+        hypothesis_profile='ci',
+        started='t0',
+        finished='t1',
+        complete=True,
+        suites=[suite],
+        verdict=suite.verdict,
+    )

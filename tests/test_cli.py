@@ -11,6 +11,8 @@ import pytest
 
 from workspace_conformance import rules
 
+from .runner import certify
+
 FACTORIES = """
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 
@@ -26,23 +28,6 @@ def not_a_backend():
 
 value = 3
 """
-
-
-def _pythonpath(directory: Path) -> str:
-    """`directory`, then the inherited PYTHONPATH (a worktree's own sources, when set)."""
-    return os.pathsep.join(filter(None, [str(directory), os.environ.get('PYTHONPATH')]))
-
-
-def _certify(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, 'PYTHONPATH': _pythonpath(cwd)}
-    return subprocess.run(
-        [sys.executable, '-m', 'workspace_conformance', 'certify', *args],
-        cwd=cwd,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 @pytest.fixture
@@ -63,7 +48,7 @@ def workdir(tmp_path: Path) -> Path:
     ],
 )
 def test_a_bad_target_exits_2_with_one_line(workdir: Path, target: str, says: str) -> None:
-    result = _certify(workdir, target)
+    result = certify(workdir, target)
     assert result.returncode == 2, result
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], result.stderr
@@ -73,7 +58,7 @@ def test_a_bad_target_exits_2_with_one_line(workdir: Path, target: str, says: st
 @pytest.mark.slow
 def test_the_default_local_target_is_certified_and_writes_nothing_here(workdir: Path) -> None:
     before = sorted(path.name for path in workdir.iterdir())
-    result = _certify(workdir)
+    result = certify(workdir)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert result.stdout.rstrip().splitlines()[-1] == 'workspace-conformance: certified (local)'
     total = len(rules())
@@ -86,7 +71,7 @@ def test_the_default_local_target_is_certified_and_writes_nothing_here(workdir: 
 
 
 def test_a_factory_target_narrowed_with_k_runs_but_is_not_certified(workdir: Path) -> None:
-    result = _certify(
+    result = certify(
         workdir,
         'my_factories:local',
         '-k',
@@ -130,8 +115,8 @@ def test_a_key_in_the_environment_and_in_failures_reaches_no_bundle_file_and_no_
     os.environ['FAKE_PROVIDER_API_KEY'] = FAKE_KEY  # read by the child through os.environ, removed below
     try:
         bundle = tmp_path / 'bundle'
-        failing = _certify(tmp_path, 'leaky_factories:leaky', '-k', 'exists', '--bundle', str(bundle))
-        refused = _certify(tmp_path, 'leaky_factories:refuses')
+        failing = certify(tmp_path, 'leaky_factories:leaky', '-k', 'exists', '--bundle', str(bundle))
+        refused = certify(tmp_path, 'leaky_factories:refuses')
     finally:
         del os.environ['FAKE_PROVIDER_API_KEY']
     assert failing.returncode == 1, failing.stdout[-2000:]
@@ -169,7 +154,11 @@ def test_a_bad_option_exits_2_with_one_line_and_runs_nothing(workdir: Path, argu
     tmp = workdir / 'tmp'
     tmp.mkdir()
     before = sorted(path.name for path in workdir.iterdir())
-    environment = {**os.environ, 'PYTHONPATH': _pythonpath(workdir), 'TMPDIR': str(tmp)}
+    environment = {
+        **os.environ,
+        'PYTHONPATH': os.pathsep.join(filter(None, [str(workdir), os.environ.get('PYTHONPATH')])),
+        'TMPDIR': str(tmp),
+    }
     result = subprocess.run(
         [sys.executable, '-m', 'workspace_conformance', 'certify', 'local', *arguments],
         cwd=workdir,

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from .runner import certify
+
 VENDOR_MODULE = Path(__file__).resolve().parent / 'first_contact' / 'acme_sandbox.py'
 PLANTED = frozenset(
     {
@@ -44,19 +46,6 @@ def vendor(tmp_path: Path) -> Path:
     project.mkdir()
     shutil.copy(VENDOR_MODULE, project / 'acme_sandbox.py')
     return project
-
-
-def certify(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`workspace-conformance certify ARGS` run from the vendor's directory, with it on PYTHONPATH as README says."""
-    environment = {**os.environ, 'PYTHONPATH': str(project)}
-    return subprocess.run(
-        [sys.executable, '-m', 'workspace_conformance', 'certify', *args],
-        cwd=project,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
 
 
 def printed(result: subprocess.CompletedProcess[str]) -> list[str]:

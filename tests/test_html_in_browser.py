@@ -13,6 +13,8 @@ import pytest
 from workspace_conformance.reports.model import Report, RuleOutcome, SuiteReport, Waiver, summarize, verdict_of
 from workspace_conformance.reports.render import render_html
 
+from .runner import report_of
+
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 FLAGS = [
     '--headless',
@@ -96,18 +98,7 @@ def sample_report(*, long_evidence: bool = False) -> Report:
         rules=rules,
         verdict=verdict_of(rules),
     )
-    return Report(
-        toolkit_version='0',
-        pydantic_ai_version='0',
-        python='3',
-        platform='linux',
-        hypothesis_profile='ci',
-        started='t0',
-        finished='t1',
-        complete=True,
-        suites=[suite],
-        verdict=suite.verdict,
-    )
+    return report_of(suite)
 
 
 def _dom(page: Path, fragment: str, *extra: str) -> str:

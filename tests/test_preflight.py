@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,8 @@ from workspace_conformance.reports.model import Report, RuleOutcome, SuiteReport
 from workspace_conformance.reports.render.terminal import write_summary
 from workspace_conformance.targets.base import Target
 from workspace_conformance.targets.preflight import preflight
+
+from .runner import certify
 
 NARROW = 'working_dir or exit_code'
 """A -k expression selecting a few cheap rules, so a certification takes seconds."""
@@ -97,16 +97,7 @@ def missing_parents(scratch):
 
 
 def _certify(cwd: Path, *args: str, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
-    inherited = os.environ.get('PYTHONPATH')  # a worktree's own sources, when set
-    environment = {**os.environ, 'PYTHONPATH': os.pathsep.join(filter(None, [str(pythonpath or cwd), inherited]))}
-    return subprocess.run(
-        [sys.executable, '-m', 'workspace_conformance', 'certify', *args, '--conformance-profile', 'ci'],
-        cwd=cwd,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return certify(cwd, *args, '--conformance-profile', 'ci', pythonpath=pythonpath, timeout=300)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from workspace_conformance.reports.redact import REDACTED, Redactor
 from workspace_conformance.reports.render import render_html, render_markdown
 from workspace_conformance.reports.render._evidence import ELLIPSIS, shorten
 
-from .runner import QUICK_CERTIFY
+from .runner import QUICK_CERTIFY, report_of
 
 SUITE = """
 import os
@@ -253,18 +253,7 @@ def _made(*results: RuleOutcome, loops: tuple[str, ...] = ('asyncio', 'trio')) -
     suite = SuiteReport(
         subject='t.py::TestX', anyio_backends=list(loops), results=list(results), rules=rules, verdict=verdict_of(rules)
     )
-    return Report(
-        toolkit_version='0.2.0',
-        pydantic_ai_version='1.0',
-        python='3',
-        platform='linux',
-        hypothesis_profile='ci',
-        started='t0',
-        finished='t1',
-        complete=True,
-        suites=[suite],
-        verdict=suite.verdict,
-    )
+    return report_of(suite)
 
 
 def _signal_failure(observed: str) -> Report:
