@@ -24,6 +24,7 @@ __all__ = (
     'FRAMES_SHOWN',
     'backend_frames',
     'hiding_machinery',
+    'is_backend_file',
     'leaf',
     'machinery_hidden',
     'shows_internal_frames',
@@ -64,7 +65,7 @@ def _foreign_roots() -> tuple[str, ...]:
     return tuple(sorted(roots))
 
 
-def _is_backend_file(filename: str) -> bool:
+def is_backend_file(filename: str) -> bool:
     """Whether a frame's file is the backend's own code: a real file outside the package, the runners and stdlib."""
     if not filename or filename.startswith('<'):
         return False
@@ -96,7 +97,7 @@ def backend_frames(error: BaseException | None) -> list[str]:
         found = [
             f'{_shown(frame.filename)}:{frame.lineno} in {frame.name}'
             for frame in traceback.extract_tb(error.__traceback__)
-            if _is_backend_file(frame.filename)
+            if is_backend_file(frame.filename)
         ]
         if found:
             return found[-FRAMES_SHOWN:]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+
+from ._frames import is_backend_file
 
 __all__ = ('EVENT_LOOPS', 'loop_tie', 'tie_hint', 'where_raised')
 
@@ -15,9 +16,6 @@ _ASYNCIO_MESSAGES = ('no running event loop', 'no current event loop', 'framewor
 """What asyncio's `get_running_loop`/`get_event_loop` say outside asyncio, and trio when it gets asyncio's yields."""
 _TRIO_MESSAGES = ('must be called from async context', 'task got bad yield')
 """What trio's functions say outside trio, and asyncio when it is awaited trio code."""
-_LIBRARIES = frozenset({'asyncio', 'anyio', 'trio', 'sniffio', 'outcome', 'workspace_conformance', '_pytest', 'pluggy'})
-"""Packages whose frames are never the backend's own."""
-_STDLIB = Path(sysconfig.get_paths()['stdlib']).resolve()
 
 
 def loop_tie(error: BaseException, running: str) -> str | None:
@@ -32,14 +30,10 @@ def loop_tie(error: BaseException, running: str) -> str | None:
 def where_raised(error: BaseException) -> str | None:
     """`file.py:LINE` of the innermost frame of `error` in the backend's own code (no library's), or None."""
     for found in _chain(error):
-        place = None
-        for file, line, module in _frames(found.__traceback__):
-            top = module.split('.', 1)[0]
-            if top in _LIBRARIES or _in_stdlib(file):
-                continue
-            place = f'{Path(file).name}:{line}'
-        if place is not None:
-            return place
+        frames = _frames(found.__traceback__)
+        places = [f'{Path(file).name}:{line}' for file, line, _ in frames if is_backend_file(file)]
+        if places:
+            return places[-1]
     return None
 
 
@@ -97,11 +91,3 @@ def _frames(traceback: TracebackType | None) -> Iterator[tuple[str, int, str]]:
         module = frame.f_globals.get('__name__')
         yield frame.f_code.co_filename, traceback.tb_lineno, module if isinstance(module, str) else ''
         traceback = traceback.tb_next
-
-
-def _in_stdlib(file: str) -> bool:
-    try:
-        path = Path(file).resolve()
-    except (OSError, ValueError):
-        return False
-    return path.is_relative_to(_STDLIB) and 'site-packages' not in path.parts
