@@ -67,8 +67,11 @@ class MemoryCore:
     async def _enter(self) -> None:
         """Every operation starts here: a cancellation point, then creation on first use, then the liveness check."""
         await anyio.lowlevel.checkpoint_if_cancelled()
-        self.check_alive()
-        self._ensure_created()
+        # `check_alive` and `_ensure_created`, their tests inlined: every operation pays for this.
+        if self.destroyed:
+            self.check_alive()
+        if self._ref is None and not self._creating:
+            self._create()
         self.operations += 1
 
     def check_alive(self) -> None:
@@ -88,9 +91,9 @@ class MemoryCore:
     def write_file(self, path: str, data: bytes) -> None:
         """Write `data` at `path` with `write_bytes` semantics (parents created, links followed)."""
         self._ensure_created()
-        real = self.tree.realpath(path)
+        real, resolved = self.tree.resolve(path)
         try:
-            parent = self.tree.make_dirs(posixpath.dirname(real))
+            parent = self.tree.make_dirs(posixpath.dirname(real), resolved=resolved)
         except FileExistsError:  # the parent itself is a file
             raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path) from None
         name = posixpath.basename(real)
@@ -160,7 +163,17 @@ class FilesystemMethods(MemoryCore):
             raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path)
         self.tree.require(node, READ | SEARCH, path)
         prefix = path.rstrip('/') + '/'
-        entries = [self._entry(prefix + name, name, child) for name, child in sorted(node.children.items())]
+        entries: list[FileEntry] = []
+        children = node.children
+        for name in sorted(children):  # names are unique: sorting them alone orders the entries as the items would
+            child = children[name]
+            # Files and directories inline (most entries; one call each adds up), links through `_entry`.
+            if type(child) is File:
+                entries.append(FileEntry(name=name, path=prefix + name, is_dir=False, size=len(child.data)))
+            elif type(child) is Directory:
+                entries.append(FileEntry(name=name, path=prefix + name, is_dir=True, size=None))
+            else:
+                entries.append(self._entry(prefix + name, name, child))
         return tuple(entries)
 
     def _entry(self, path: str, name: str, child: Node) -> FileEntry:
