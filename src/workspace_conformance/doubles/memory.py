@@ -16,6 +16,8 @@ from ._tree import READ, SEARCH, WRITE, Directory, File, Node, Symlink, Tree
 __all__ = ('FilesystemMethods', 'InMemoryBackend', 'MemoryCore', 'RealpathMethod', 'SymlinkMethod', 'memory_symlink')
 
 PROVIDER = 'memory'
+_KNOWN_ENTRIES = 4096
+"""Listing entries a backend keeps for reuse before it starts over."""
 
 
 class MemoryCore:
@@ -41,6 +43,8 @@ class MemoryCore:
         self.destroyed = False
         self.operations = 0
         """How many operations this backend served, for tests that count round trips."""
+        self._entries: dict[str, FileEntry] = {}
+        """The last entry `list_dir` built for each path: a value (name, path, kind, size), reused while still equal."""
         if not lazy and ref is None:
             self._create()
 
@@ -165,15 +169,27 @@ class FilesystemMethods(MemoryCore):
         prefix = path.rstrip('/') + '/'
         entries: list[FileEntry] = []
         children = node.children
+        known = self._entries
+        if len(known) > _KNOWN_ENTRIES:
+            known.clear()
         for name in sorted(children):  # names are unique: sorting them alone orders the entries as the items would
             child = children[name]
-            # Files and directories inline (most entries; one call each adds up), links through `_entry`.
+            entry_path = prefix + name
+            # Files and directories inline (most entries), links through `_entry`. A FileEntry is frozen and is
+            # only its four values, so the one built for the same path, kind and size last time is returned again:
+            # building one costs more than the rest of the listing.
             if type(child) is File:
-                entries.append(FileEntry(name=name, path=prefix + name, is_dir=False, size=len(child.data)))
+                size = len(child.data)
+                entry = known.get(entry_path)
+                if entry is None or entry.is_dir or entry.size != size:
+                    entry = known[entry_path] = FileEntry(name=name, path=entry_path, is_dir=False, size=size)
             elif type(child) is Directory:
-                entries.append(FileEntry(name=name, path=prefix + name, is_dir=True, size=None))
+                entry = known.get(entry_path)
+                if entry is None or not entry.is_dir:
+                    entry = known[entry_path] = FileEntry(name=name, path=entry_path, is_dir=True, size=None)
             else:
-                entries.append(self._entry(prefix + name, name, child))
+                entry = self._entry(entry_path, name, child)
+            entries.append(entry)
         return tuple(entries)
 
     def _entry(self, path: str, name: str, child: Node) -> FileEntry:
