@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from pydantic_ai.workspaces import (
+    FileEntry,
     SupportsCommands,
     SupportsFilesystem,
     SupportsRealpath,
@@ -113,6 +114,33 @@ async def test_root_bypasses_modes() -> None:
     backend.chmod('/workspace/secret', 0)
     backend_lazy_created = await backend.read_bytes('/workspace/secret')
     assert backend_lazy_created == b'x'
+
+
+async def test_a_listing_shows_each_entry_as_it_is_now_under_the_path_asked() -> None:
+    backend = InMemoryBackend(files={'d/a': b'1', 'd/b': b''})
+    backend.symlink('/workspace/d/a', '/workspace/d/link')
+    backend.symlink('d', '/workspace/alias')
+
+    def entry(path: str, is_dir: bool, size: int | None) -> FileEntry:
+        return FileEntry(name=path.rsplit('/', 1)[-1], path=path, is_dir=is_dir, size=size)
+
+    assert await backend.list_dir('/workspace/d') == (
+        entry('/workspace/d/a', False, 1),
+        entry('/workspace/d/b', False, 0),
+        entry('/workspace/d/link', False, 1),
+    )
+    await backend.write_bytes('/workspace/d/a', b'123')
+    await backend.remove('/workspace/d/b')
+    await backend.make_dir('/workspace/d/b')
+    listed = (
+        entry('/workspace/d/a', False, 3),
+        entry('/workspace/d/b', True, None),
+        entry('/workspace/d/link', False, 3),
+    )
+    assert await backend.list_dir('/workspace/d/') == listed
+    assert await backend.list_dir('/workspace/alias') == tuple(
+        entry(e.path.replace('/d/', '/alias/'), e.is_dir, e.size) for e in listed
+    )
 
 
 async def test_eager_ref_exists_from_construction() -> None:

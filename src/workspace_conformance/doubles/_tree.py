@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import posixpath
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -36,9 +35,9 @@ class Symlink:
 Node = File | Directory | Symlink
 
 
-def _components(path: str) -> deque[str]:
-    """The meaningful components of a path (no empty ones, no `.`), in order."""
-    return deque(part for part in path.split('/') if part and part != '.')
+def _stack(path: str) -> list[str]:
+    """The meaningful components of a path (no empty ones, no `.`), last first: `pop()` gives the next one."""
+    return [part for part in reversed(path.split('/')) if part and part != '.']
 
 
 def _loop(path: str) -> OSError:
@@ -49,25 +48,27 @@ Step = TypeVar('Step')
 
 
 class _Steps(Generic[Step]):
-    """One walk down a path from the root: the components still to read, the real ones read, and a value for each."""
+    """One walk down a path from the root: the components still to read, the real ones read, and a value for each.
+
+    A walk reads `parts`, a stack (next component last), with `pop()` in its own loop, and calls `climb` for `..`
+    and `follow` for a link: no call per component. Built as `_Steps(path, root)`, the type on the variable, since
+    `_Steps[T](...)` goes through `typing`'s alias call on every walk.
+    """
+
+    __slots__ = ('_hops', '_root', 'nodes', 'parts', 'real')
 
     def __init__(self, path: str, root: Step) -> None:
-        self.parts = _components(path)
+        self.parts = _stack(path)
         self.real: list[str] = []
         self.nodes: list[Step] = [root]
         self._root = root
         self._hops = 0
 
-    def next_name(self) -> str | None:
-        """The next component to resolve, after climbing each `..` before it (never above `/`); None at the end."""
-        while self.parts:
-            name = self.parts.popleft()
-            if name != '..':
-                return name
-            if self.real:
-                self.real.pop()
-                self.nodes.pop()
-        return None
+    def climb(self) -> None:
+        """Go up one component, for a `..` (never above `/`)."""
+        if self.real:
+            self.real.pop()
+            self.nodes.pop()
 
     def follow(self, link: Symlink) -> bool:
         """Go on through `link` (from `/` for an absolute target); False, changing nothing, past MAX_SYMLINKS hops."""
@@ -76,8 +77,12 @@ class _Steps(Generic[Step]):
             return False
         if link.target.startswith('/'):
             self.real, self.nodes = [], [self._root]
-        self.parts.extendleft(reversed(_components(link.target)))
+        self.parts.extend(_stack(link.target))
         return True
+
+    def rest(self) -> list[str]:
+        """The components still to read, in path order."""
+        return self.parts[::-1]
 
 
 class Tree:
@@ -92,17 +97,23 @@ class Tree:
         return self.uid == 0 or (node.mode >> 6) & want == want
 
     def require(self, node: File | Directory, want: int, path: str) -> None:
-        if not self.allowed(node, want):
+        if self.uid != 0 and (node.mode >> 6) & want != want:  # `allowed`, inlined: this runs once per component
             raise PermissionError(errno.EACCES, 'Permission denied', path)
 
     def walk(self, path: str, *, follow: bool = True) -> tuple[list[str], Node | None, Directory]:
         """Resolve `path`: its real components, its node (`None` when only the last is missing), and its parent."""
-        steps = _Steps[Directory](path, self.root)
-        while (name := steps.next_name()) is not None:
+        steps: _Steps[Directory] = _Steps(path, self.root)
+        parts, root = steps.parts, self.uid == 0
+        while parts:
+            name = parts.pop()
+            if name == '..':
+                steps.climb()
+                continue
             current = steps.nodes[-1]
-            self.require(current, SEARCH, path)
+            if not root and not (current.mode >> 6) & SEARCH:
+                raise PermissionError(errno.EACCES, 'Permission denied', path)
             child = current.children.get(name)
-            more = bool(steps.parts)
+            more = bool(parts)
             if child is None:
                 if more:
                     raise FileNotFoundError(errno.ENOENT, 'No such file or directory', path)
@@ -135,23 +146,38 @@ class Tree:
 
     def realpath(self, path: str) -> str:
         """Like `os.path.realpath(path, strict=False)`: missing components kept, a loop left unresolved."""
-        steps = _Steps[Node | None](path, self.root)
-        while (name := steps.next_name()) is not None:
+        return self.resolve(path)[0]
+
+    def resolve(self, path: str) -> tuple[str, bool]:
+        """`realpath(path)`, and whether it holds no link: True unless a loop stopped it (then it is kept as written).
+
+        A link-free result resolves to itself, and so does its `dirname`, which callers use not to resolve it twice.
+        """
+        steps: _Steps[Node | None] = _Steps(path, self.root)
+        parts = steps.parts
+        while parts:
+            name = parts.pop()
+            if name == '..':
+                steps.climb()
+                continue
             current = steps.nodes[-1]
             child = current.children.get(name) if isinstance(current, Directory) else None
             if isinstance(child, Symlink):
                 if not steps.follow(child):
                     # A loop: stop resolving, keeping the rest as written (inside the directory holding it).
-                    return posixpath.normpath('/' + '/'.join([*steps.real, name, *steps.parts]))
+                    return posixpath.normpath('/' + '/'.join([*steps.real, name, *steps.rest()])), False
                 continue
             steps.real.append(name)
             steps.nodes.append(child)
-        return '/' + '/'.join(steps.real)
+        return '/' + '/'.join(steps.real), True
 
-    def make_dirs(self, path: str) -> Directory:
-        """`mkdir -p`: every missing directory of `path` is created; a file in the way is an error."""
+    def make_dirs(self, path: str, *, resolved: bool = False) -> Directory:
+        """`mkdir -p`: every missing directory of `path` is created; a file in the way is an error.
+
+        `resolved=True` says `path` is already link-free (see `resolve`), so it is not resolved again.
+        """
         current: Directory = self.root
-        real = self.realpath(path)
+        real = path if resolved else self.realpath(path)
         walked = ''
         for name in [part for part in real.split('/') if part]:
             walked += '/' + name

@@ -16,6 +16,8 @@ from ._tree import READ, SEARCH, WRITE, Directory, File, Node, Symlink, Tree
 __all__ = ('FilesystemMethods', 'InMemoryBackend', 'MemoryCore', 'RealpathMethod', 'SymlinkMethod', 'memory_symlink')
 
 PROVIDER = 'memory'
+_KNOWN_ENTRIES = 4096
+"""Listing entries a backend keeps for reuse before it starts over."""
 
 
 class MemoryCore:
@@ -41,6 +43,8 @@ class MemoryCore:
         self.destroyed = False
         self.operations = 0
         """How many operations this backend served, for tests that count round trips."""
+        self._entries: dict[str, FileEntry] = {}
+        """The last entry `list_dir` built for each path: a value (name, path, kind, size), reused while still equal."""
         if not lazy and ref is None:
             self._create()
 
@@ -67,8 +71,11 @@ class MemoryCore:
     async def _enter(self) -> None:
         """Every operation starts here: a cancellation point, then creation on first use, then the liveness check."""
         await anyio.lowlevel.checkpoint_if_cancelled()
-        self.check_alive()
-        self._ensure_created()
+        # `check_alive` and `_ensure_created`, their tests inlined: every operation pays for this.
+        if self.destroyed:
+            self.check_alive()
+        if self._ref is None and not self._creating:
+            self._create()
         self.operations += 1
 
     def check_alive(self) -> None:
@@ -88,9 +95,9 @@ class MemoryCore:
     def write_file(self, path: str, data: bytes) -> None:
         """Write `data` at `path` with `write_bytes` semantics (parents created, links followed)."""
         self._ensure_created()
-        real = self.tree.realpath(path)
+        real, resolved = self.tree.resolve(path)
         try:
-            parent = self.tree.make_dirs(posixpath.dirname(real))
+            parent = self.tree.make_dirs(posixpath.dirname(real), resolved=resolved)
         except FileExistsError:  # the parent itself is a file
             raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path) from None
         name = posixpath.basename(real)
@@ -160,7 +167,29 @@ class FilesystemMethods(MemoryCore):
             raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path)
         self.tree.require(node, READ | SEARCH, path)
         prefix = path.rstrip('/') + '/'
-        entries = [self._entry(prefix + name, name, child) for name, child in sorted(node.children.items())]
+        entries: list[FileEntry] = []
+        children = node.children
+        known = self._entries
+        if len(known) > _KNOWN_ENTRIES:
+            known.clear()
+        for name in sorted(children):  # names are unique: sorting them alone orders the entries as the items would
+            child = children[name]
+            entry_path = prefix + name
+            # Files and directories inline (most entries), links through `_entry`. A FileEntry is frozen and is
+            # only its four values, so the one built for the same path, kind and size last time is returned again:
+            # building one costs more than the rest of the listing.
+            if type(child) is File:
+                size = len(child.data)
+                entry = known.get(entry_path)
+                if entry is None or entry.is_dir or entry.size != size:
+                    entry = known[entry_path] = FileEntry(name=name, path=entry_path, is_dir=False, size=size)
+            elif type(child) is Directory:
+                entry = known.get(entry_path)
+                if entry is None or not entry.is_dir:
+                    entry = known[entry_path] = FileEntry(name=name, path=entry_path, is_dir=True, size=None)
+            else:
+                entry = self._entry(entry_path, name, child)
+            entries.append(entry)
         return tuple(entries)
 
     def _entry(self, path: str, name: str, child: Node) -> FileEntry:
