@@ -303,6 +303,12 @@ def _main(argv: Sequence[str] | None) -> int:
     return status
 
 
+def _factory_specs(args: argparse.Namespace) -> list[str]:
+    """The command's `package.module:attribute` arguments: target, --fresh, --attach, --destroy, --capability."""
+    specs = (args.target, args.fresh, args.attach, args.destroy, args.capability)
+    return [spec for spec in specs if isinstance(spec, str) and ':' in spec]
+
+
 @contextlib.contextmanager
 def _importable_from_here(args: argparse.Namespace) -> Iterator[None]:
     """While `certify` runs, module:factory specs import from the current directory too, as under `python -m`.
@@ -310,11 +316,8 @@ def _importable_from_here(args: argparse.Namespace) -> Iterator[None]:
     The directory goes first on `sys.path` and on `PYTHONPATH` (for pytest-xdist workers and the setpriv re-exec);
     both are restored afterwards.
     """
-    specs = [args.target, args.fresh, args.attach, args.destroy]
-    if isinstance(args.capability, str) and args.capability != 'target':
-        specs.append(args.capability)
     here = os.getcwd()
-    if not any(spec and ':' in spec for spec in specs) or here in sys.path:
+    if not _factory_specs(args) or here in sys.path:
         yield
         return
     saved_path, saved_variable = list(sys.path), os.environ.get('PYTHONPATH')
@@ -447,11 +450,8 @@ def _import_paths(args: argparse.Namespace) -> list[str]:
 
     Those a bundle's REPRODUCE.md puts on PYTHONPATH; an installed module (under site-packages) needs none.
     """
-    specs = (args.target, args.fresh, args.attach, args.destroy, args.capability)
     paths: list[str] = []
-    for spec in specs:
-        if not spec or ':' not in spec:
-            continue
+    for spec in _factory_specs(args):
         module_name = spec.partition(':')[0]
         module = sys.modules.get(module_name)
         file = getattr(module, '__file__', None)
