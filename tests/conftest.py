@@ -2,7 +2,8 @@
 
 - `system`: certifies real services (`tests/real_targets`); `nox -s targets` runs it on what `ci/services` starts;
 - `slow`: runs the whole suite in pytester sessions, the mutant gate, the hostile gallery, the parity corpus, the
-  browser; a test elsewhere opts in with `@pytest.mark.slow`;
+  browser, and every rule of a suite class a test module defines (a whole suite run, whatever its file); a test
+  elsewhere opts in with `@pytest.mark.slow`;
 - `fast`: everything else, the inner loop (`nox -s fast`, under 3 minutes on 2 cores).
 """
 
@@ -13,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from workspace_conformance.capability import WorkspaceCapabilitySuite
 from workspace_conformance.runtime import emergency
 from workspace_conformance.runtime.watchdog import WATCHDOG
+from workspace_conformance.suite import WorkspaceBackendSuite
 
 pytest_plugins = ['pytester']
 
@@ -43,10 +46,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         if where.startswith(SYSTEM):
             item.add_marker(pytest.mark.system)
-        elif where.startswith(SLOW) or item.get_closest_marker('slow') is not None:
+        elif where.startswith(SLOW) or item.get_closest_marker('slow') is not None or _a_suite_rule(item):
             item.add_marker(pytest.mark.slow)
         else:
             item.add_marker(pytest.mark.fast)
+
+
+def _a_suite_rule(item: pytest.Item) -> bool:
+    """Whether the item is a rule of a suite class: one of a whole suite's runs, slow by what it does."""
+    cls = getattr(item, 'cls', None)
+    return cls is not None and issubclass(cls, (WorkspaceBackendSuite, WorkspaceCapabilitySuite))
 
 
 @pytest.fixture(autouse=True)

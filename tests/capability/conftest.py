@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
+
+from workspace_conformance.authoring import rule_of
+
 for _engine in (
     'dbos',
     'prefect.testing.utilities',
@@ -18,3 +22,29 @@ for _engine in (
 ):
     with contextlib.suppress(ImportError):
         __import__(_engine)
+
+
+ENGINES = frozenset({'dbos', 'prefect', 'temporal'})
+"""Requirements of the durable rebuild rules: each starts its engine's local harness (Prefect's server alone takes
+about ten seconds)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the engines' rules of a suite class that says `engines_proven_by`: its parent class runs them.
+
+    A read-only or second-storage variant of a capability reaches the engines through the same code as the class it
+    varies, which already runs each engine's rule; starting every engine again for it proves nothing new.
+    """
+    kept, dropped = [], []
+    for item in items:
+        cls = getattr(item, 'cls', None)
+        rule = rule_of(getattr(item, 'function', None))
+        by = getattr(cls, 'engines_proven_by', None)
+        if by is not None and rule is not None and ENGINES & set(rule.requires):
+            assert by in {base.__name__ for base in cls.__mro__[1:]}, f'{cls}: engines_proven_by names no base class'
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

@@ -27,12 +27,16 @@ class TestInMemoryProviderCapability(WorkspaceCapabilitySuite):
 
 
 class TestLocalProviderCapability(TestInMemoryProviderCapability):
+    engines_proven_by = 'TestInMemoryProviderCapability'
+
     @pytest.fixture
     def provider(self, tmp_path: Path) -> InMemoryProvider:
         return InMemoryProvider(local_root=tmp_path / 'environments', files={'README': b'hello'})
 
 
 class TestReadOnlyProviderCapability(TestInMemoryProviderCapability):
+    engines_proven_by = 'TestInMemoryProviderCapability'
+
     @pytest.fixture
     def capability(self, provider: InMemoryProvider) -> ProviderCapability:
         return provider.capability(read_only=True)

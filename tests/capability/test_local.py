@@ -34,6 +34,8 @@ class TestLocalWorkspace(WorkspaceCapabilitySuite):
 
 
 class TestReadOnlyLocalWorkspace(TestLocalWorkspace):
+    engines_proven_by = 'TestLocalWorkspace'
+
     @pytest.fixture
     def capability(self, tmp_path: Path) -> LocalWorkspace[None]:
         (tmp_path / 'project' / 'README').write_text('read me')

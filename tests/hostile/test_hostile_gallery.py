@@ -30,6 +30,9 @@ from .harness import Certification, certify_entry
 
 CONCURRENT = 3
 """Certifications run at once: enough to keep two cores busy while most runs sleep through hangs."""
+pytestmark = pytest.mark.xdist_group('hostile-gallery')
+"""Under `--dist loadgroup` (nox) the gallery's tests go to one worker, which runs the gallery while the other goes
+on with the rest of the session instead of waiting for the same runs on the lock."""
 FLOODED = ('floods_output', 'prints_flood')
 OUTPUT_LIMIT = 2 * 1024 * 1024
 """Bytes the terminal output and the report.json of a flooded run stay under, though the backend produced 100 MiB."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import posixpath
 import secrets
 import shlex
@@ -80,6 +79,20 @@ def _missing(options: Mapping[str, str]) -> str | None:
     return None if reached else f'cannot log in to {options["host"]} without a prompt: {why}'
 
 
+_REMOVE_ROOT = """
+tries=0
+while [ -e "$1" ]; do
+    chmod -R u+rwx -- "$1" 2>/dev/null
+    rm -rf -- "$1" 2>/dev/null && [ ! -e "$1" ] && exit 0
+    tries=$((tries + 1))
+    [ "$tries" -ge 5 ] && { rm -rf -- "$1"; exit 1; }
+    sleep 1
+done
+"""
+"""Remove a run's root even after a rule left a directory without write permission or a process still writing in it
+(each try makes everything writable again, five tries a second apart); the last try's error is the failure's."""
+
+
 class _Remote:
     """Runs setup and cleanup commands on the host over the run's shared connection."""
 
@@ -101,10 +114,15 @@ class _Remote:
         return path
 
     def stop(self) -> None:
-        """Remove the run's remote root and close the shared connection; best effort, never raises."""
-        with contextlib.suppress(TargetError, subprocess.TimeoutExpired):
-            self.shell('rm -rf -- "$1"', self.run_root, timeout=120)
-        subprocess.run(['ssh', *self.args, '-O', 'exit', '--', self.host], capture_output=True, timeout=30, check=False)
+        """Remove the run's remote root, then close the shared connection; raises TargetError if the root stays."""
+        try:
+            self.shell(_REMOVE_ROOT, self.run_root, timeout=120)
+        except subprocess.TimeoutExpired as timeout:
+            raise TargetError(f'ssh {self.host}: removing {self.run_root} took over {timeout.timeout:.0f} s') from None
+        finally:
+            subprocess.run(
+                ['ssh', *self.args, '-O', 'exit', '--', self.host], capture_output=True, timeout=30, check=False
+            )
 
 
 def _target(options: Mapping[str, str], run_id: str) -> Target:
