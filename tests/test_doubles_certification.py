@@ -195,7 +195,8 @@ class TestProvider(WorkspaceBackendSuite):
         return provider.destroy
 """
     )
-    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
+    # On asyncio: the verdict line is what this adds; TestInMemoryProviderWithLocalDirectories runs both loops.
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-k', 'asyncio')
     # Not applicable: the shell-utilities rule (native files) and LocalWorkspaceBackend's own 10 MiB cap.
     total, applicable = len(rules()), len(rules()) - 2
     if bypasses_permissions():

@@ -40,8 +40,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         cls = getattr(item, 'cls', None)
         rule = rule_of(getattr(item, 'function', None))
         by = getattr(cls, 'engines_proven_by', None)
-        if by is not None and rule is not None and ENGINES & set(rule.requires):
-            assert by in {base.__name__ for base in cls.__mro__[1:]}, f'{cls}: engines_proven_by names no base class'
+        if cls is not None and by is not None and rule is not None and ENGINES & set(rule.requires):
+            if by not in {base.__name__ for base in cls.__mro__[1:]}:
+                raise pytest.UsageError(f'{cls.__name__}.engines_proven_by = {by!r} names none of its base classes')
             dropped.append(item)
         else:
             kept.append(item)

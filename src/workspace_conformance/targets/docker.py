@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, WorkspaceRef
 
 from ._probe import first_line, missing_module, missing_program, probe
-from .base import CapabilitySetup, NamedTarget, Target, TargetOption
+from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
 
 __all__ = ('DOCKER', 'PODMAN', 'RUN_LABEL')
 
@@ -127,20 +128,40 @@ def _missing_runtime(executable: str, runtime: str) -> str | None:
     return None
 
 
-def _remove_labelled(executable: str, run_id: str) -> None:
-    """Remove every container labelled with this run, running or not; a missing engine removes nothing."""
-    listed = subprocess.run(
-        [executable, 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}={run_id}'],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    names = listed.stdout.split()
-    if names:
-        subprocess.run(
-            [executable, 'rm', '--force', '--volumes', *names], capture_output=True, timeout=120, check=False
+def _remove_labelled(executable: str, run_id: str, *, tries: int = 5) -> None:
+    """Remove every container labelled with this run; raises TargetError naming those still listed after `tries`.
+
+    `rm --force` can fail while a removal the run started is still in progress ("removal already in progress"), so
+    the listing is taken again, a second apart, until it is empty.
+    """
+    said = ''
+    for attempt in range(tries):
+        listed = subprocess.run(
+            [executable, 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}={run_id}'],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
+        if listed.returncode != 0:
+            said = first_line(listed.stderr) or f'exit {listed.returncode}'
+            if shutil.which(executable) is None:  # a missing engine made nothing to remove
+                return
+        names = listed.stdout.split()
+        if listed.returncode == 0 and not names:
+            return
+        if names:
+            removed = subprocess.run(
+                [executable, 'rm', '--force', '--volumes', *names],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            said = first_line(removed.stderr) or said
+        if attempt < tries - 1:
+            time.sleep(1)
+    raise TargetError(f'{executable}: containers of run {run_id} were still listed after {tries} removals: {said}')
 
 
 def _target(name: str, executable: str, options: Mapping[str, str], run_id: str) -> Target:
