@@ -40,7 +40,12 @@ class TestInMemoryBackend(WorkspaceBackendSuite):
 
 
 class TestInMemoryProviderWithLocalDirectories(WorkspaceBackendSuite):
-    """Certified with every optional fixture and no declared limit."""
+    """Certified with every optional fixture and no declared limit, on trio (`test_the_provider_..._is_certified`
+    certifies the same provider on asyncio in pytester, for its verdict line)."""
+
+    @pytest.fixture(scope='class')
+    def anyio_backend(self) -> str:
+        return 'trio'
 
     @pytest.fixture(scope='class')
     @classmethod
@@ -100,6 +105,12 @@ SCRIPTED_LIMITS = {
 
 
 class ScriptedFixtures:
+    @pytest.fixture(scope='class')
+    def anyio_backend(self) -> str:
+        """On asyncio: the scripted table answers the same on both loops, and TestInMemoryBackend runs its tree on
+        trio."""
+        return 'asyncio'
+
     @pytest.fixture
     def backend(self) -> ScriptedMemoryBackend:
         return ScriptedMemoryBackend(scripted_table())
@@ -195,7 +206,7 @@ class TestProvider(WorkspaceBackendSuite):
         return provider.destroy
 """
     )
-    # On asyncio: the verdict line is what this adds; TestInMemoryProviderWithLocalDirectories runs both loops.
+    # On asyncio: TestInMemoryProviderWithLocalDirectories certifies the provider on trio.
     result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-k', 'asyncio')
     # Not applicable: the shell-utilities rule (native files) and LocalWorkspaceBackend's own 10 MiB cap.
     total, applicable = len(rules()), len(rules()) - 2
