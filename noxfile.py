@@ -1,15 +1,18 @@
 """Test environments: the toolkit on the newest pydantic-ai, on the oldest it supports (2.62), and the real targets.
 
 The real targets (Docker engine, sshd, bubblewrap) run in their own environment because pydantic-ai-harness
-0.62 pins pydantic-ai-slim 2.62.0, while the toolkit itself is tested on 2.68.
+0.62 pins pydantic-ai-slim 2.62.0, while the toolkit itself is tested on 2.68. `nox` runs two sessions at once:
+`targets` (mostly waiting on installs and on its services) beside `tests` (mostly computing), then `lint`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 
 import nox
@@ -17,8 +20,11 @@ import nox
 from workspace_conformance.vocabulary import BYPASS_CAPABILITIES
 
 nox.options.default_venv_backend = 'venv'
-nox.options.sessions = ['lint', 'tests', 'compat', 'targets']
+nox.options.sessions = ['targets', 'tests', 'lint']
 nox.options.reuse_existing_virtualenvs = True
+nox.options.parallel = 2
+"""`targets` and `tests` start together; `lint` takes the first free slot. Each session's output is printed whole
+when it ends. `nox -s NAME` runs one session as before."""
 
 NEWEST = '2.68.0'
 OLDEST = '2.62.0'
@@ -55,12 +61,16 @@ def newest(session: nox.Session) -> str:
     `pip install -e '.[dev]'` set that environment up (README, .ci/run); a separate virtual environment per session
     would install the same 146 packages again for each.
     """
-    if importlib.metadata.version('pydantic-ai-slim') != NEWEST:
-        session.run(sys.executable, '-m', 'pip', 'install', '-q', f'pydantic-ai-slim=={NEWEST}', external=True)
+    lock = os.path.join(os.path.dirname(os.path.abspath(__file__)), '.nox', 'newest.lock')
+    os.makedirs(os.path.dirname(lock), exist_ok=True)
+    with open(lock, 'w') as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # sessions running at once install into this one environment in turn
+        if importlib.metadata.version('pydantic-ai-slim') != NEWEST:
+            session.run(sys.executable, '-m', 'pip', 'install', '-q', f'pydantic-ai-slim=={NEWEST}', external=True)
     return sys.executable
 
 
-@nox.session(venv_backend='none')
+@nox.session(venv_backend='none', allow_parallel=True)
 def lint(session: nox.Session) -> None:
     """Ruff and mypy --strict over the package, tests, scripts and benchmarks."""
     python = newest(session)
@@ -70,7 +80,7 @@ def lint(session: nox.Session) -> None:
     session.run(python, '-m', 'mypy', external=True)
 
 
-@nox.session(venv_backend='none')
+@nox.session(venv_backend='none', allow_parallel=True)
 def tests(session: nox.Session) -> None:
     """Both tiers, fast and slow, on the newest pydantic-ai, in two xdist workers (what CI runs)."""
     pytest(session, *XDIST, '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
@@ -88,14 +98,18 @@ def slow(session: nox.Session) -> None:
     pytest(session, *XDIST, '-m', 'slow', '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
 
 
-@nox.session
+@nox.session(allow_parallel=True)
 def compat(session: nox.Session) -> None:
-    """Drop-in parity, subclassing and version gates on pydantic-ai-slim 2.62, where newer rules are not applicable."""
+    """Drop-in parity, subclassing and version gates on pydantic-ai-slim 2.62, where newer rules are not applicable.
+
+    `targets` runs the same tests in its own environment (slim 2.62 too), so the default run does not install a
+    third environment for them; `nox -s compat` runs them alone.
+    """
     session.install('-e', '.[dev]', f'pydantic-ai-slim=={OLDEST}')
     pytest(session, *XDIST, *COMPAT_TESTS, *session.posargs)
 
 
-@nox.session
+@nox.session(allow_parallel=True)
 def targets(session: nox.Session) -> None:
     """Certify docker (runc and gVisor), podman, ssh and bubblewrap for real on services ci/services starts and stops.
 
@@ -103,18 +117,45 @@ def targets(session: nox.Session) -> None:
     Sprites sandboxes, then writes docs/targets.md from the reports. `local` and `docker` also run the capability
     suite (`certify --capability`: LocalWorkspace, the harness's DockerSandbox) next to the backend suite.
     boxlite and smol run where the boot probe of `up` booted a VM, and are `not run` with the boot failure
-    elsewhere. The services are stopped, and checked gone, even when a certification fails.
+    elsewhere. While `up` installs and starts the services, the compat tests run on this environment's slim 2.62.
+    The services are stopped, and checked gone, even when a certification fails.
     """
     session.install('-e', '.[dev]', f'pydantic-ai-harness[boxlite,smol,sprites]=={HARNESS}')
     services = os.environ.get('WC_SERVICES', '/tmp/workspace-conformance-services')
     session.env['WC_SERVICES'] = services
+    failed: list[str] = []
+    starting = _start_services(session)
     try:
-        session.run('bash', 'ci/services/up.sh', external=True)
+        try:
+            pytest(session, *XDIST, *COMPAT_TESTS, '-p', 'no:randomly', python=os.path.join(session.bin, 'python'))
+        except nox.command.CommandFailed:
+            failed.append('the compat tests')
+        if starting is None:  # --install-only
+            return
+        if starting.wait() != 0:
+            session.error('ci/services/up.sh failed: the real targets cannot run (its output is above)')
         session.env.update(_exported(os.path.join(services, 'env')))
         session.run('python', '-m', 'pytest', 'tests/real_targets', *XDIST, '-p', 'no:randomly', *session.posargs)
     finally:
+        if starting is not None and starting.poll() is None:  # interrupted while the services were starting
+            starting.terminate()
+            starting.wait()
         session.run('bash', 'ci/services/down.sh', external=True)
+    if failed:
+        session.error(f'{", ".join(failed)} failed (output above)')
     session.run('python', 'scripts/generate_targets_matrix.py')
+
+
+def _start_services(session: nox.Session) -> subprocess.Popen[bytes] | None:
+    """`ci/services/up.sh` started in the background with this session's environment; None under --install-only."""
+    if session.run('true', external=True, silent=True) is None:  # --install-only skips every run
+        return None
+    bin_dir = session.bin
+    env = {**os.environ, **{k: v for k, v in session.env.items() if v is not None}}
+    env['PATH'] = os.pathsep.join([bin_dir, env.get('PATH', '')])
+    env['VIRTUAL_ENV'] = os.path.dirname(bin_dir)
+    session.log('ci/services/up.sh (in the background, beside the compat tests)')
+    return subprocess.Popen(['bash', 'ci/services/up.sh'], env=env)
 
 
 def _exported(path: str) -> dict[str, str]:
