@@ -8,10 +8,11 @@ guard, and frames every failure with the rule and its clause. See docs/writing-r
 
 from __future__ import annotations
 
-from .suite._guard import RuleFailure, RuleRun, current_run, safe_str, wait_until
-from .suite._hypothesis import call_in_loop, profile_settings, run_in_worker
-from .suite._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
-from .suite._support import (
+from .engine._failures import RuleFailure, safe_str
+from .engine._guard import RuleRun, current_run, wait_until
+from .engine._hypothesis import call_in_loop, profile_settings, run_in_worker
+from .engine._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
+from .engine._support import (
     SCRATCH_PREFIX,
     MakeSymlink,
     commands_of,
@@ -24,7 +25,7 @@ from .suite._support import (
     supplied,
     workspace_of,
 )
-from .suite._tracing import unwrap
+from .engine._tracing import unwrap
 from .vocabulary import SKIP_KINDS, SkipKind
 
 __all__ = (

@@ -20,8 +20,8 @@ from pydantic_ai.usage import RunUsage
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
 
 from .._frames import machinery_hidden
-from ..suite._guard import safe_str
-from ..suite._support import SuiteFixtures, skip
+from ..authoring import safe_str
+from ..engine._support import SuiteFixtures, skip
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (

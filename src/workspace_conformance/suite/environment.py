@@ -20,9 +20,7 @@ from pydantic_ai.workspaces import (
 )
 from typing_extensions import get_protocol_members
 
-from ._rules import rule
-from ._support import expect_error, skip, supplied, workspace_of
-from ._tracing import unwrap
+from ..authoring import expect_error, rule, skip, supplied, unwrap, workspace_of
 
 __all__ = ('CANARY', 'SHELL_UTILITIES', 'EnvironmentRules', 'environment_of', 'leaked', 'runners_canary')
 
