@@ -35,6 +35,7 @@ class Import:
 
 
 def _is_type_checking(test: ast.expr) -> bool:
+    """Whether an `if` tests `TYPE_CHECKING`: what it guards only a type checker imports."""
     return (isinstance(test, ast.Name) and test.id == 'TYPE_CHECKING') or (
         isinstance(test, ast.Attribute) and test.attr == 'TYPE_CHECKING'
     )
@@ -85,6 +86,7 @@ class Module:
 
     @property
     def private(self) -> bool:
+        """Whether the module's own name starts with `_` (a helper module)."""
         return self.name.rpartition('.')[2].startswith('_')
 
 
@@ -109,6 +111,7 @@ def owner(target: str, modules: Mapping[str, Module]) -> str | None:
 
 
 def _within(name: str, prefix: str) -> bool:
+    """Whether the module `name` is `prefix` or inside it."""
     return name == prefix or name.startswith(prefix + '.')
 
 
@@ -133,6 +136,7 @@ def suite_modules(modules: Mapping[str, Module]) -> list[Module]:
 
 
 def _private(name: str) -> bool:
+    """Whether a module of the package is private: some part of its name below the package starts with `_`."""
     return any(part.startswith('_') for part in name.split('.')[1:])
 
 
@@ -212,6 +216,7 @@ def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
 
 @pytest.fixture(scope='module')
 def modules() -> dict[str, Module]:
+    """The package's modules, read once for the module's tests."""
     return read_package(ROOT, PACKAGE)
 
 
