@@ -20,7 +20,7 @@ import os
 import time
 
 from workspace_conformance.doubles import FaultyBackend
-from workspace_conformance.suite._guard import current_run
+from workspace_conformance.engine._guard import current_run
 
 
 class Witness(FaultyBackend):

@@ -7,7 +7,7 @@ import inspect
 import pytest
 from pydantic_ai.workspaces import Workspace
 
-from workspace_conformance.suite._versions import pydantic_ai_at_least
+from workspace_conformance.engine._versions import pydantic_ai_at_least
 
 HAS_CWD = 'cwd' in inspect.signature(Workspace.run).parameters
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_conformance.suite._support import SCRATCH_PREFIX
+from workspace_conformance.engine._support import SCRATCH_PREFIX
 
 AUDITED = """
 import json

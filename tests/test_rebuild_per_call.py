@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic_ai.workspaces import LocalWorkspaceBackend, SupportsCommands, SupportsFilesystem, WorkspaceRef
 
-from workspace_conformance.suite._support import RebuiltPerCall, rebuilt_per_call
+from workspace_conformance.engine._support import RebuiltPerCall, rebuilt_per_call
 from workspace_conformance.targets import local_target, suite_for
 from workspace_conformance.targets.certification import installed_loops
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from workspace_conformance import rules
+from workspace_conformance.engine._requires import RuleSkipped, resolve, skip_reason
+from workspace_conformance.engine._versions import pydantic_ai_at_least
 from workspace_conformance.reports.model import Report
 from workspace_conformance.suite import Rule
-from workspace_conformance.suite._requires import RuleSkipped, resolve, skip_reason
-from workspace_conformance.suite._versions import pydantic_ai_at_least
 
 SWITCHES = {
     'posix_shell': 'has_real_posix_shell',

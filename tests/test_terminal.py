@@ -48,7 +48,16 @@ class TestBroken(WorkspaceBackendSuite):
 FAILING = ('files/exists_of_the_working_dir_is_true', 'commands/a_missing_program_exits_127')
 SELECTED = 'exists_of_the_working_dir_is_true or a_missing_program_exits_127 or cancellation_mid_create_keeps_the_ref'
 """Two rules the broken backend fails (one raising in its own code), and one that skips as fixture-missing."""
-MACHINERY = ('_guard.py', '_tracing.py', '_mirror.py', '_concurrency.py', 'runtime/session.py', 'conformance/plugin.py')
+MACHINERY = (
+    '_guard.py',
+    '_failures.py',
+    '_rule.py',
+    '_tracing.py',
+    '_mirror.py',
+    '_concurrency.py',
+    'engine/session.py',
+    'conformance/plugin.py',
+)
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -8,7 +8,7 @@ import pytest
 from pydantic_ai.workspaces import conformance as upstream
 
 from workspace_conformance import WorkspaceBackendSuite, rules
-from workspace_conformance.suite._support import pydantic_ai_at_least
+from workspace_conformance.engine._support import pydantic_ai_at_least
 
 
 def _upstream_rule_names() -> list[str]:

@@ -8,12 +8,16 @@ guard, and frames every failure with the rule and its clause. See docs/writing-r
 
 from __future__ import annotations
 
-from .suite._guard import RuleFailure, RuleRun, current_run, safe_str, wait_until
-from .suite._hypothesis import call_in_loop, profile_settings, run_in_worker
-from .suite._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
-from .suite._support import (
+from ._frames import machinery_hidden
+from .engine._canary import CANARY, environment_of, leaked, runners_canary
+from .engine._failures import RuleFailure, safe_str
+from .engine._guard import RuleRun, current_run, wait_until
+from .engine._hypothesis import call_in_loop, profile_settings, run_in_worker
+from .engine._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
+from .engine._support import (
     SCRATCH_PREFIX,
     MakeSymlink,
+    SuiteFixtures,
     commands_of,
     expect_error,
     gather,
@@ -24,11 +28,12 @@ from .suite._support import (
     supplied,
     workspace_of,
 )
-from .suite._tracing import unwrap
+from .engine._tracing import unwrap
 from .vocabulary import SKIP_KINDS, SkipKind
 
 __all__ = (
     'AREAS',
+    'CANARY',
     'LEVELS',
     'REQUIREMENTS',
     'SCRATCH_PREFIX',
@@ -41,12 +46,16 @@ __all__ = (
     'RuleFailure',
     'RuleRun',
     'SkipKind',
+    'SuiteFixtures',
     'call_in_loop',
     'catalog',
     'commands_of',
     'current_run',
+    'environment_of',
     'expect_error',
     'gather',
+    'leaked',
+    'machinery_hidden',
     'make_link',
     'narrow',
     'profile_settings',
@@ -54,6 +63,7 @@ __all__ = (
     'rule_of',
     'run_in_worker',
     'run_tool',
+    'runners_canary',
     'safe_str',
     'scratch',
     'skip',

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -544,6 +545,83 @@ def _preflight(
 
 
 def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    """Certify the target `args` names: run every rule in a pytest session of its own, then state the verdict."""
+    ran = _run_certification(args, argv)
+    return ran if isinstance(ran, int) else _certification_verdict(args, argv, ran)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """What a certification's pytest session left for its verdict: its status, the recorder, the target and loops."""
+
+    status: int
+    recorder: ConformanceRecorder | None
+    target: str
+    loops: tuple[str, ...]
+
+
+def _certification_arguments(
+    args: argparse.Namespace,
+    run_dir: Path,
+    options: dict[str, str | None],
+    preflown: tuple[tuple[str, ...], dict[str, str], bool],
+) -> tuple[CertificationSpec, list[str]]:
+    """The spec the generated test module reads, and the arguments of the pytest session that runs it.
+
+    `preflown` is what the preflight found: the loops to run, those left out and why, and whether the factory awaits.
+    """
+    loops, left_out, awaits = preflown
+    spec = CertificationSpec(
+        target=args.target,
+        run_dir=str(run_dir / 'environments'),
+        anyio_backends=loops,
+        fresh=args.fresh,
+        attach=args.attach,
+        destroy=args.destroy,
+        options={name: value for name, value in options.items() if value is not None},
+        run_id=run_dir.name,
+        capability=args.capability,
+        loops_left_out=left_out,
+        awaits=awaits,
+    )
+    tests = run_dir / 'suite'
+    pytest_args = [
+        str(tests),
+        *_output_options(args),
+        '--no-header',
+        '-p',
+        'no:cacheprovider',
+        '-W',
+        'ignore::pytest.PytestAssertRewriteWarning',
+        '--rootdir',
+        str(tests),
+        # pytest's own temporary directories (kept for three runs by default) go in the run's, not in TMPDIR.
+        '--basetemp',
+        str(run_dir / 'pytest'),
+        '-c',
+        str(tests / 'pytest.ini'),
+    ]
+    if args.keyword:
+        pytest_args += ['-k', args.keyword]
+    if args.workers:
+        pytest_args += ['-n', str(args.workers)]
+    if args.conformance_time_scale is not None:
+        pytest_args += ['--conformance-time-scale', str(args.conformance_time_scale)]
+    if args.conformance_concurrency is not None:
+        pytest_args += ['--conformance-concurrency', str(args.conformance_concurrency)]
+    if args.conformance_max_duration is not None:
+        pytest_args += ['--conformance-max-duration', str(args.conformance_max_duration)]
+    if args.conformance_rebuild_per_call:
+        pytest_args.append('--conformance-rebuild-per-call')
+    pytest_args += ['--conformance-profile', args.conformance_profile]
+    output = args.bundle or args.report
+    if output:
+        pytest_args += ['--conformance-report', str(Path(output).resolve())]
+    return spec, pytest_args
+
+
+def _run_certification(args: argparse.Namespace, argv: Sequence[str] | None) -> int | _Ran:
+    """Check the arguments, resolve and preflight the target, then run the rules; an exit status when it stops early."""
     backends = _anyio_backends(args.anyio_backend)
     if isinstance(backends, str):
         return _fail(backends)
@@ -600,63 +678,19 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
                 _clean_up(target, environments)
                 unregister()
             return EXIT_USAGE
-        loops, left_out, awaits = checked_loops
+        loops = checked_loops[0]
         announce_dropped_capabilities()
         # Hypothesis keeps a cache of constants (and, in the dev profile, its example database) in its home
         # directory, `.hypothesis` in the current directory by default: keep it in the run's own directory.
         hypothesis_home = getattr(hypothesis.configuration, '__hypothesis_home_directory', None)
         hypothesis.configuration.set_hypothesis_home_dir(str(run_dir / 'hypothesis'))
-        spec = CertificationSpec(
-            target=args.target,
-            run_dir=str(run_dir / 'environments'),
-            anyio_backends=loops,
-            fresh=args.fresh,
-            attach=args.attach,
-            destroy=args.destroy,
-            options={name: value for name, value in options.items() if value is not None},
-            run_id=run_dir.name,
-            capability=args.capability,
-            loops_left_out=left_out,
-            awaits=awaits,
-        )
         tests = run_dir / 'suite'
         tests.mkdir()
         (tests / 'pytest.ini').write_text('[pytest]\n')
         (tests / 'test_certification.py').write_text(GENERATED_MODULE)
+        spec, pytest_args = _certification_arguments(args, run_dir, options, checked_loops)
         previous_spec = os.environ.get(SPEC_ENVIRONMENT)
         os.environ[SPEC_ENVIRONMENT] = spec.to_json()
-        pytest_args = [
-            str(tests),
-            *_output_options(args),
-            '--no-header',
-            '-p',
-            'no:cacheprovider',
-            '-W',
-            'ignore::pytest.PytestAssertRewriteWarning',
-            '--rootdir',
-            str(tests),
-            # pytest's own temporary directories (kept for three runs by default) go in the run's, not in TMPDIR.
-            '--basetemp',
-            str(run_dir / 'pytest'),
-            '-c',
-            str(tests / 'pytest.ini'),
-        ]
-        if args.keyword:
-            pytest_args += ['-k', args.keyword]
-        if args.workers:
-            pytest_args += ['-n', str(args.workers)]
-        if args.conformance_time_scale is not None:
-            pytest_args += ['--conformance-time-scale', str(args.conformance_time_scale)]
-        if args.conformance_concurrency is not None:
-            pytest_args += ['--conformance-concurrency', str(args.conformance_concurrency)]
-        if args.conformance_max_duration is not None:
-            pytest_args += ['--conformance-max-duration', str(args.conformance_max_duration)]
-        if args.conformance_rebuild_per_call:
-            pytest_args.append('--conformance-rebuild-per-call')
-        pytest_args += ['--conformance-profile', args.conformance_profile]
-        output = args.bundle or args.report
-        if output:
-            pytest_args += ['--conformance-report', str(Path(output).resolve())]
         capture = _RecorderCapture()
         try:
             status = _session(pytest_args, [capture])
@@ -670,19 +704,24 @@ def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
             with cleaning_up():
                 _clean_up(target, environments)
                 unregister()
+    return _Ran(status, capture.recorder, target.name, loops)
+
+
+def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None, ran: _Ran) -> int:
+    """State the run's one verdict (the report's), write the bundle's extras, and return the exit status it means."""
     signum = stopped_by()
     stopped = f'; stopped by {signal.Signals(signum).name}' if signum is not None else ''
-    if status == pytest.ExitCode.NO_TESTS_COLLECTED and args.keyword is not None and signum is None:
+    if ran.status == pytest.ExitCode.NO_TESTS_COLLECTED and args.keyword is not None and signum is None:
         return _fail(f'-k {args.keyword!r} selects no rule: see `workspace-conformance rules` for their names')
-    recorder = capture.recorder
+    recorder = ran.recorder
     if (
         recorder is None
         or not recorder.subjects
-        or status in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR)
+        or ran.status in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR)
     ):
         if signum is not None:  # stopped before any rule ran: the report still says what is missing
-            _write_unstarted(args, target.name, loops, argv)
-            sys.stdout.write(f'workspace-conformance: not certified ({target.name}{stopped} before any rule ran)\n')
+            _write_unstarted(args, ran.target, ran.loops, argv)
+            sys.stdout.write(f'workspace-conformance: not certified ({ran.target}{stopped} before any rule ran)\n')
             return terminated_status() or EXIT_NOT_CERTIFIED
         sys.stdout.write('workspace-conformance: not certified (the run recorded no rule)\n')
         return EXIT_NOT_CERTIFIED

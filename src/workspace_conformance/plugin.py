@@ -12,13 +12,14 @@ from collections.abc import Generator
 import pytest
 
 from ._frames import machinery_hidden
+from .engine import _collection as collection_hooks
+from .engine import session as session_hooks
+from .engine._concurrency import DEFAULT_CONCURRENCY, REMOTE_ROUND_TRIP
+from .engine._rule import rule_of
+from .engine._support import rebuild_for_rule
 from .options import FAIL_UNDER_INI, concurrency, fail_under, fail_under_of, max_duration, time_scale
 from .reports import plugin as reports_plugin
-from .runtime import session as session_hooks
 from .runtime.interrupts import SignalsStopTheRun
-from .suite import _collection as collection_hooks
-from .suite._concurrency import DEFAULT_CONCURRENCY, REMOTE_ROUND_TRIP
-from .suite._support import rebuild_for_rule
 from .vocabulary import PROFILES
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
@@ -105,7 +106,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the suite's runtime, then the reports plugin unless it is blocked (`-p no:...`)."""
     config.addinivalue_line('markers', 'conformance_rule(id, area, level): a workspace conformance rule')
     _configure_gate(config)
-    config.pluginmanager.register(SignalsStopTheRun(), 'workspace-conformance-signals')
+    config.pluginmanager.register(
+        SignalsStopTheRun(lambda function: rule_of(function) is not None), 'workspace-conformance-signals'
+    )
     for hooks, name in _RUNTIME:
         if not config.pluginmanager.is_registered(hooks):
             config.pluginmanager.register(hooks, name)

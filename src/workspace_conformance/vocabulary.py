@@ -66,7 +66,7 @@ Requirement = Literal[
     'prefect',
     'temporal',
 ]
-"""What a rule needs, resolved by its guard before the body runs (see `suite/_requires.py` for each one)."""
+"""What a rule needs, resolved by its guard before the body runs (see `engine/_requires.py` for each one)."""
 REQUIREMENTS: tuple[Requirement, ...] = get_args(Requirement)
 
 SkipKind = Literal['not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner', 'overridden']

@@ -8,6 +8,7 @@ handlers no longer recognize (Prefect's test server then fails to start with `ht
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     kept, dropped = [], []
     for item in items:
-        cls = getattr(item, 'cls', None)
+        cls: Any = getattr(item, 'cls', None)
         rule = rule_of(getattr(item, 'function', None))
         by = getattr(cls, 'engines_proven_by', None)
         if cls is not None and by is not None and rule is not None and ENGINES & set(rule.requires):

@@ -25,13 +25,13 @@ import uuid
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from workspace_conformance.engine._guard import CLEANUP_BOUND
+from workspace_conformance.engine._hypothesis import ABANDON_WAIT
 from workspace_conformance.reports.model import Report
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.runtime.leftovers import alive, names_path
 from workspace_conformance.runtime.watchdog import ABANDON_AFTER, EXIT_AFTER, GRACE
 from workspace_conformance.suite import rules
-from workspace_conformance.suite._guard import CLEANUP_BOUND
-from workspace_conformance.suite._hypothesis import ABANDON_WAIT
 
 from .backends import MARKER, SPAWNED
 from .gallery import Hostile

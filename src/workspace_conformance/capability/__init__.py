@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..suite._rules import Rule, catalog
+from ..authoring import Rule, catalog
 from ._support import CapabilityFixtures, Policy
 from .durable import DurableRules
 from .facade import FacadeRules

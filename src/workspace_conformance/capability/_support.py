@@ -19,9 +19,8 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
 
-from .._frames import machinery_hidden
-from ..suite._guard import safe_str
-from ..suite._support import SuiteFixtures, skip
+from ..authoring import SuiteFixtures, machinery_hidden, safe_str, skip
+from ._secrets import runners_secrets
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
@@ -243,8 +242,6 @@ class CapabilityFixtures(SuiteFixtures):
     @pytest.fixture
     def secrets(self) -> Sequence[str]:
         """Credentials no ref, stored history or span may hold: by default the runner's secret-looking variables."""
-        from .records import runners_secrets
-
         return runners_secrets()
 
     @pytest.fixture

@@ -19,8 +19,8 @@ from temporalio.common import RetryPolicy
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from ._durable import Attempts, cleanup, console_logging_off, durable_agent, idle_ref, verdict
 from ._support import error_text
-from .durable import Attempts, _cleanup, _console_logging_off, _idle_ref, _verdict, durable_agent
 
 __all__ = ('temporal_check',)
 
@@ -77,7 +77,7 @@ async def temporal_check(capability: AbstractCapability[Any], deps: object, cli:
     agent = durable_agent(capability, _durability(deps), attempts)
     idle = durable_agent(capability, _durability(deps), Attempts(), tools=False)
     queue = f'wc-{uuid.uuid4().hex}'
-    with _console_logging_off('temporalio'):
+    with console_logging_off('temporalio'):
         server = await WorkflowEnvironment.start_local(
             ip='127.0.0.1', ui=False, dev_server_existing_path=cli, plugins=[PydanticAIPlugin()]
         )
@@ -90,9 +90,9 @@ async def temporal_check(capability: AbstractCapability[Any], deps: object, cli:
                 workflow_runner=UnsandboxedWorkflowRunner(),
                 max_cached_workflows=0,
             ):
-                _idle_ref(await _run(server.client, queue, idle, deps, 'in a run whose model used no tool'), 'Temporal')
+                idle_ref(await _run(server.client, queue, idle, deps, 'in a run whose model used no tool'), 'Temporal')
                 final = await _run(server.client, queue, agent, deps, f'after {HOW}')
-                _verdict(attempts, attempts.refs[0] if attempts.refs else None, final, 'Temporal', HOW)
+                verdict(attempts, attempts.refs[0] if attempts.refs else None, final, 'Temporal', HOW)
         finally:
-            await _cleanup(capability, deps, attempts)
+            await cleanup(capability, deps, attempts)
             await server.shutdown()

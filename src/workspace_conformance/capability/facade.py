@@ -19,9 +19,8 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WrapperWorkspace
 
 from ..authoring import expect_error, rule, scratch, skip
+from ._shared import commands_of, stacked
 from ._support import MARK_PREFIX, Policy, described, first_use, own_environment, ref_text, select
-from .hygiene import commands_of
-from .policies import stacked
 
 __all__ = ('FacadeRules',)
 

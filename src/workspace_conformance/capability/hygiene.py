@@ -5,25 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
-from pydantic_ai.workspaces import LocalWorkspaceBackend, SupportsCommands, Workspace
+from pydantic_ai.workspaces import LocalWorkspaceBackend
 
-from ..authoring import rule, skip
-from ..suite.environment import CANARY, environment_of, leaked, runners_canary
-from ._support import own_environment_if
+from ..authoring import CANARY, environment_of, leaked, rule, runners_canary, skip
+from ._shared import commands_of
 
-__all__ = ('HygieneRules', 'commands_of')
+__all__ = ('HygieneRules',)
 
 LOCAL_INHERITED = frozenset({'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE'})
 """What `LocalWorkspace` commands inherit from this process, per its docs; nothing else reaches them."""
-
-
-def commands_of(capability: AbstractCapability[Any], deps: object) -> Workspace:
-    """The capability's own workspace when it runs commands (not read-only); otherwise the rule is not applicable."""
-
-    def runs_commands(workspace: Workspace) -> bool:
-        return not workspace.read_only and isinstance(workspace.backend, SupportsCommands)
-
-    return own_environment_if(capability, deps, runs_commands, "the capability's workspace runs no commands")
 
 
 class HygieneRules:

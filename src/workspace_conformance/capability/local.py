@@ -18,8 +18,8 @@ from pydantic_ai.workspaces import (
 from pydantic_ai.workspaces.workspace import workspace_layers
 
 from ..authoring import rule, skip
+from ._shared import shape
 from ._support import described, own_environment, script_one_tool_call
-from .selection import shape
 
 __all__ = ('LocalRules',)
 

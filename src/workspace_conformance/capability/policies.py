@@ -15,18 +15,10 @@ from pydantic_ai.workspaces import (
 )
 
 from ..authoring import expect_error, rule, skip, supplied
+from ._shared import stacked
 from ._support import MARK_PREFIX, Policy, error_text, first_use, own_environment, own_environment_if
 
-__all__ = ('PolicyRules', 'stacked')
-
-
-def stacked(workspace: Workspace) -> Workspace:
-    """`workspace` inside two more wrappers: pydantic-ai's `AuthorityWorkspace` (2.68) between plain layers."""
-    try:
-        from pydantic_ai.workspaces import AuthorityWorkspace
-    except ImportError:  # pydantic-ai before 2.68 has no AuthorityWorkspace: two plain layers
-        return _Layer(_Layer(workspace))
-    return _Layer(AuthorityWorkspace(_Layer(workspace), authority='none'))
+__all__ = ('PolicyRules',)
 
 
 def _refusals(workspace: Workspace, name: str) -> list[tuple[str, Callable[[], Awaitable[object]]]]:
@@ -57,10 +49,6 @@ async def _check_read_only(workspace: Workspace, how: str) -> None:
                 break
     except WorkspaceReadOnlyError as error:
         raise AssertionError(f'a read on {how} was refused: {error_text(error)}') from error
-
-
-class _Layer(WrapperWorkspace):
-    """A policy layer of the user's that adds nothing, stacked around the capability's workspace."""
 
 
 def _read_only_of(capability: AbstractCapability[Any], deps: object) -> Workspace:

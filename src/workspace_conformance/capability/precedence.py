@@ -24,6 +24,7 @@ from pydantic_ai.workspaces.workspace import workspace_layers
 
 from ..authoring import expect_error, rule
 from ..doubles import InMemoryBackend, InMemoryProvider, ProviderCapability
+from ._shared import marked_run, shape, stored
 from ._support import (
     MARK_PREFIX,
     Mark,
@@ -41,8 +42,6 @@ from ._support import (
     select_some,
     watching_io,
 )
-from .runs import marked_run, stored
-from .selection import shape
 
 __all__ = ('PrecedenceRules',)
 

@@ -20,6 +20,7 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
 
 from ..authoring import rule
+from ._shared import shape
 from ._support import (
     MARK_PREFIX,
     described,
@@ -30,7 +31,6 @@ from ._support import (
     script_one_tool_call,
     select,
 )
-from .selection import shape
 
 __all__ = ('RebuildRules', 'Rebuilt', 'rebuilt')
 

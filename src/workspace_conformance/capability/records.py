@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import os
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,26 +17,12 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.workspaces import WorkspaceRef
 
-from ..authoring import rule, skip
-from ..suite.environment import runners_canary
+from ..authoring import rule, runners_canary, skip
 from ._support import first_use, run_tool
 
-__all__ = ('RecordRules', 'runners_secrets')
+__all__ = ('RecordRules',)
 
-SECRET_NAME = re.compile(r'TOKEN|SECRET|KEY|PASSW|CREDENTIAL', re.IGNORECASE)
-"""Names of the runner's environment variables whose values the `secrets` fixture holds by default."""
-SHORTEST_SECRET = 8
-"""Shorter values (`1`, `true`) would be found in any text by chance."""
 NO_SDK = 'opentelemetry-sdk is not installed (`pip install opentelemetry-sdk`), so no span can be recorded'
-
-
-def runners_secrets() -> tuple[str, ...]:
-    """The values of this process's environment variables whose names look secret (TOKEN, SECRET, KEY, ...)."""
-    return tuple(
-        sorted(
-            {value for name, value in os.environ.items() if SECRET_NAME.search(name) and len(value) >= SHORTEST_SECRET}
-        )
-    )
 
 
 def has_sdk() -> bool:

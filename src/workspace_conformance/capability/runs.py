@@ -7,22 +7,15 @@ from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart, sanitize_messages
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, sanitize_messages
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
 from ..authoring import rule
-from ._support import Mark, assert_started_fresh, first_use, leave_mark, own_environment, ref_text, run_tool
+from ._shared import marked_run, stored
+from ._support import assert_started_fresh, first_use, own_environment, ref_text, run_tool
 
-__all__ = ('RunRules', 'marked_run', 'stored')
-
-
-async def marked_run(capability: AbstractCapability[Any], deps: object) -> tuple[Mark, WorkspaceRef, Any]:
-    """A first run that leaves a mark in its workspace: the mark, the run's ref and its result."""
-    mark, result = await run_tool(capability, leave_mark, deps=deps)
-    ref = result.workspace.ref
-    assert isinstance(ref, WorkspaceRef), f'a run that used its workspace ended with result.workspace.ref {ref!r}'
-    return mark, ref, result
+__all__ = ('RunRules',)
 
 
 async def _use_twice(workspace: Workspace) -> WorkspaceRef:
@@ -44,11 +37,6 @@ def _sanitized(messages: list[ModelMessage]) -> list[tuple[str, list[ModelMessag
         ('sanitize_messages', sanitize_messages(messages)),
         ('VercelAIAdapter.sanitize_messages', adapter.sanitize_messages(messages)),
     ]
-
-
-def stored(result: Any) -> list[ModelMessage]:
-    """The run's messages after a JSON round trip, as an application stores them."""
-    return ModelMessagesTypeAdapter.validate_json(result.all_messages_json())
 
 
 class RunRules:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceUnavailableError
-from pydantic_ai.workspaces.workspace import workspace_layers
+from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceUnavailableError
 
 from ..authoring import expect_error, rule, supplied
+from ._shared import shape
 from ._support import (
     DestroyRef,
     described,
@@ -21,17 +21,7 @@ from ._support import (
     watching_io,
 )
 
-__all__ = ('SelectionRules', 'shape')
-
-
-def shape(workspace: Workspace) -> tuple[object, ...]:
-    """What two selections must share: the wrapper layers, the ref, and each layer's durable policy."""
-    policies: list[tuple[object, ...]] = []
-    layer: object = workspace
-    while isinstance(layer, Workspace):
-        policies.append(layer.durable_policy())
-        layer = layer._backend
-    return (tuple(workspace_layers(workspace)), workspace.ref, tuple(policies))
+__all__ = ('SelectionRules',)
 
 
 class SelectionRules:

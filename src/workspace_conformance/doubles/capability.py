@@ -14,6 +14,8 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import ReadOnlyWorkspace, Workspace, WorkspaceBackend, WorkspaceRef
 
+from ._names import PROVIDER
+
 if TYPE_CHECKING:
     from .provider import InMemoryProvider
 
@@ -44,8 +46,6 @@ class ProviderCapability(AbstractCapability[Any]):
         return self.accept_any_ref or ref.id in self.provider.environments or ref.id in self.provider.destroyed
 
     def _provider_name(self) -> str:
-        from .provider import PROVIDER
-
         return PROVIDER
 
     def get_workspace(self, ctx: RunContext[Any], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:

@@ -19,13 +19,12 @@ from pydantic_ai.workspaces import (
     WorkspaceUnavailableError,
 )
 
+from ._names import PROVIDER
 from .capability import ProviderCapability
 from .forwarding import RunCall, TakesRunCalls
 from .memory import InMemoryBackend
 
-__all__ = ('InMemoryProvider', 'ProviderBackend', 'ProviderCommandsBackend')
-
-PROVIDER = 'in-memory-provider'
+__all__ = ('PROVIDER', 'InMemoryProvider', 'ProviderBackend', 'ProviderCommandsBackend')
 
 
 class InMemoryProvider:

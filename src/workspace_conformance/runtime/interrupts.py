@@ -199,7 +199,9 @@ class SignalsStopTheRun:
     SIGHUP exits with 128 + the signal. Sessions without rules are left alone.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, is_rule: Callable[[object], bool]) -> None:
+        """`is_rule(function)` says whether a collected test function is a rule, so the session runs rules."""
+        self._is_rule = is_rule
         self._installed = _Installed()
         self._owned = contextlib.ExitStack()
         self._taken = False
@@ -208,9 +210,7 @@ class SignalsStopTheRun:
         self._owned.enter_context(_STOP.owned())
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from ..suite import rule_of
-
-        if any(rule_of(getattr(item, 'function', None)) is not None for item in session.items):
+        if any(self._is_rule(getattr(item, 'function', None)) for item in session.items):
             self.take_terminating_signals()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from ._guard import RuleFailure, clip, current_run, unresponsive
-from ._rules import AREAS, LEVELS, REQUIREMENTS, Override, Rule, catalog, narrow, overridden_rules, rule, rule_of
-from ._support import SKIP_KINDS, ConformanceConfigError, SuiteFixtures, skip
-from ._versions import pydantic_ai_version
+from ..engine._failures import RuleFailure, clip
+from ..engine._guard import current_run, unresponsive
+from ..engine._rules import (
+    AREAS,
+    LEVELS,
+    REQUIREMENTS,
+    Override,
+    Rule,
+    catalog,
+    narrow,
+    overridden_rules,
+    rule,
+    rule_of,
+)
+from ..engine._support import SKIP_KINDS, ConformanceConfigError, SuiteFixtures, skip
+from ..engine._versions import pydantic_ai_version
 from .commands import CommandRules
 from .environment import EnvironmentRules
 from .files import FileRules

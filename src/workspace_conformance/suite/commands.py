@@ -20,7 +20,7 @@ from pydantic_ai.workspaces import (
 )
 
 from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, unwrap, workspace_of
-from .processes import timed_out_once_started
+from ._timeouts import timed_out_once_started
 
 __all__ = ('CommandRules',)
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import posixpath
-import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart
 from pydantic_ai.workspaces import (
@@ -20,14 +17,20 @@ from pydantic_ai.workspaces import (
 )
 from typing_extensions import get_protocol_members
 
-from ._rules import rule
-from ._support import expect_error, skip, supplied, workspace_of
-from ._tracing import unwrap
+from ..authoring import (
+    CANARY,
+    environment_of,
+    expect_error,
+    leaked,
+    rule,
+    runners_canary,
+    supplied,
+    unwrap,
+    workspace_of,
+)
 
 __all__ = ('CANARY', 'SHELL_UTILITIES', 'EnvironmentRules', 'environment_of', 'leaked', 'runners_canary')
 
-CANARY = 'WORKSPACE_CONFORMANCE_CANARY_API_KEY'
-"""The name of the secret-looking variable set in the runner's own environment while a hygiene rule runs."""
 
 SHELL_UTILITIES = ('base64', 'cp', 'dd', 'find', 'mkdir', 'mv', 'rm', 'wc')
 """What pydantic-ai's shell-derived filesystem runs besides `sh` builtins (its docs), `readlink` aside for realpath."""
@@ -37,41 +40,11 @@ Factory = Callable[[], WorkspaceBackend] | None
 Destroy = Callable[[WorkspaceBackend], Awaitable[None]] | None
 
 
-@contextlib.contextmanager
-def runners_canary() -> Iterator[str]:
-    """A secret-looking variable set in this process's `os.environ` for the block only, then restored."""
-    value = f'sk-live-{uuid.uuid4().hex}'
-    before = os.environ.get(CANARY)
-    os.environ[CANARY] = value
-    try:
-        yield value
-    finally:
-        if before is None:
-            os.environ.pop(CANARY, None)
-        else:
-            os.environ[CANARY] = before
-
-
-async def environment_of(workspace: Workspace) -> dict[str, str]:
-    """The variables a command sees, read with `env -0` (values may hold newlines); an environment skip without it."""
-    result = await workspace.run(['env', '-0'])
-    if result.exit_code == 127:
-        skip('environment', 'no `env` in the environment (`env -0` exited 127)')
-    assert result.exit_code == 0, f'`env -0` exited {result.exit_code}: {result.stderr[:200]}'
-    pairs = [item.partition('=') for item in result.stdout.split('\0') if item]
-    return {name: value for name, _, value in pairs}
-
-
 def shell_utilities_needed(workspace: Workspace) -> tuple[str, ...]:
     """The utilities the facade's shell fallbacks run for this backend: none when it has native files and realpath."""
     beneath = workspace.backend
     needed = () if isinstance(beneath, SupportsFilesystem) else SHELL_UTILITIES
     return needed if isinstance(beneath, SupportsRealpath) else (*needed, 'readlink')
-
-
-def leaked(seen: dict[str, str], secret: str) -> list[str]:
-    """The variables of `seen` that carry the runner's canary, by name or by value."""
-    return sorted(name for name, value in seen.items() if name == CANARY or secret in value)
 
 
 class EnvironmentRules:

@@ -7,11 +7,12 @@ import shlex
 from collections.abc import Awaitable, Callable
 
 import anyio
-from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WorkspaceRef, WorkspaceTimeoutError
+from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WorkspaceRef
 
-from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, supplied, wait_until, workspace_of
+from ..authoring import commands_of, current_run, rule, scratch, skip, supplied, wait_until, workspace_of
+from ._timeouts import timed_out_once_started
 
-__all__ = ('STARTUP_TIMEOUTS', 'WAIT_FOR_RELEASE', 'ProcessRules', 'timed_out_once_started')
+__all__ = ('WAIT_FOR_RELEASE', 'ProcessRules')
 
 WAIT_FOR_RELEASE = (
     # $1: release file, $2: finished file. Gives up after 10 minutes, or once the scratch directory is gone,
@@ -42,37 +43,6 @@ async def _pid_from(workspace: Workspace, pid_file: str, what: str) -> str:
     pid = (await workspace.read_bytes(pid_file)).decode().strip()
     assert pid.isdigit(), f'{what} wrote {pid!r} as its pid'
     return pid
-
-
-STARTUP_TIMEOUTS = (1.0, 3.0, 9.0)
-"""Timeouts (seconds at time scale 1) a command that shows it started (its pid, its output), then sleeps, is given
-in turn: on a loaded machine it may not start within the first, and a command stopped before it showed it started
-shows nothing."""
-
-
-async def timed_out_once_started(
-    run: Callable[[float], Awaitable[object]],
-    started: Callable[[WorkspaceTimeoutError], Awaitable[bool]],
-    doing: str,
-) -> tuple[WorkspaceTimeoutError, str | None]:
-    """The `WorkspaceTimeoutError` `run(timeout)` must raise, tried at each of `STARTUP_TIMEOUTS` until it started.
-
-    `started(error)` says whether the command showed it started before its timeout; the second value is None when it
-    did, else the timeouts it was given.
-    """
-    given = []
-    for seconds in STARTUP_TIMEOUTS:
-        timeout = current_run().seconds(seconds)
-        given.append(f'{timeout:g} s')
-        with expect_error(WorkspaceTimeoutError, f'{doing} with a {timeout:g} s timeout'):
-            try:
-                await run(timeout)
-            except WorkspaceTimeoutError as error:
-                caught = error
-                raise
-        if await started(caught):
-            return caught, None
-    return caught, ', then '.join(given)
 
 
 async def _timed_out_pid(

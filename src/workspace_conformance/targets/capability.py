@@ -12,7 +12,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
 from ..capability import WorkspaceCapabilitySuite
-from ..capability.records import runners_secrets
+from ..capability._secrets import runners_secrets
 from ..suite import narrow
 from .base import CapabilitySetup
 

@@ -25,7 +25,8 @@ import pytest
 
 from .._frames import machinery_hidden
 from ..runtime.watchdog import WATCHDOG
-from ._requires import LIFECYCLE_REQUIREMENTS, OPTIONAL_FIXTURES, SWITCHES, subject_fixture
+from ._requires import OPTIONAL_FIXTURES, SWITCHES, subject_fixture
+from ._rule import LIFECYCLE_REQUIREMENTS, rule_of
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
@@ -184,8 +185,6 @@ def remaining(session: pytest.Session) -> float | None:
 
 
 def _rule(item: pytest.Item) -> Any:
-    from ._rules import rule_of  # _rules imports the guard, which imports this module
-
     return rule_of(getattr(item, 'function', None))
 
 

@@ -25,9 +25,11 @@ from .._frames import machinery_hidden
 from .._mirror import Mirror, mirrored_class, protocol_members
 from ..runtime.leftovers import scratch_in_use
 from ..vocabulary import SKIP_KINDS, SkipKind
-from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run, safe_str
+from ._failures import safe_str
+from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run
 from ._requires import RuleSkipped, skip_reason
-from ._rules import catalog, rule_of
+from ._rule import rule_of
+from ._rules import catalog
 from ._tracing import HangRemembered
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
 

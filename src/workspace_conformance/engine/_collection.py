@@ -20,9 +20,10 @@ import pytest
 from .._frames import hiding_machinery
 from ..vocabulary import ACCOUNTING_PROPERTY, OUTCOME_PROPERTY
 from ._concurrency import ACCOUNTING, NotChecked
-from ._guard import RuleFailure, clip
+from ._failures import RuleFailure, clip
 from ._requires import RuleSkipped
-from ._rules import Override, overridden_rules, rule_of
+from ._rule import rule_of
+from ._rules import Override, overridden_rules
 
 __all__ = ('OverriddenRule', 'pytest_pycollect_makeitem', 'pytest_runtest_makereport')
 

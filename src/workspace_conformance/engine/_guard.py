@@ -9,8 +9,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import pytest
@@ -33,7 +32,9 @@ from ._concurrency import (
     take,
     undecided,
 )
+from ._failures import OBSERVED_LIMIT, RuleFailure, clip, framed, safe_str
 from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, subject_fixture, tools_to_probe
+from ._rule import Rule
 from ._tracing import (
     CALL_BOUND,
     GRACE_FLOOR,
@@ -45,18 +46,13 @@ from ._tracing import (
     unwrap,
 )
 
-if TYPE_CHECKING:
-    from ._rules import Rule
-
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'CLEANUP_BOUND',
-    'RuleFailure',
     'RuleRun',
     'current_run',
     'describe_latest',
     'guarded',
-    'safe_str',
     'unresponsive',
 )
 
@@ -67,21 +63,6 @@ _OUTCOMES = (*_PASS_THROUGH, pytest.fail.Exception)
 _CURRENT: ContextVar[RuleRun] = ContextVar('workspace_conformance_rule_run')
 CLEANUP_BOUND = 30.0
 """Seconds (at time scale 1) a rule's cleanup may take after its body, e.g. removing its scratch directory."""
-OBSERVED_LIMIT = 4000
-"""Characters of an observation kept in a failure message; a backend's 100 MB output must not flood the report."""
-
-
-class RuleFailure(AssertionError):
-    """A rule's verdict on a backend: the rule, the clause it checks, and what was observed."""
-
-    observed: str | None = None
-    """What the rule observed, without the rule and clause its message frames it with (None: a message only)."""
-    frames: tuple[str, ...] = ()
-    """The backend's own frames what the rule saw fail passed through (`file:line in function`), innermost last."""
-    seen: TracebackType | None = None
-    """The traceback of what the rule saw fail: pytest shows it, and not the guard's, as the failure's one traceback."""
-    loop_tie: str | None = None
-    """The other event loop the backend's error shows its code is tied to (asyncio-only code on trio), if any."""
 
 
 def _located(failure: RuleFailure, seen: BaseException) -> RuleFailure:
@@ -104,7 +85,7 @@ def _tied_failure(rule: Rule, observed: str, error: BaseException, request: pyte
     """The framed failure of an error; one the backend's code raised because it is tied to another loop says so."""
     running = _loop_of(request)
     tied = loop_tie(error, running)
-    failure = _framed(rule, observed)
+    failure = framed(rule, observed)
     if tied is None:
         return failure
     hinted = RuleFailure(f'{failure}\n{tie_hint(tied, running)}')
@@ -189,60 +170,6 @@ def current_run() -> RuleRun:
         raise RuntimeError('this helper only works inside a conformance rule (a method decorated with @rule)') from None
 
 
-def safe_str(error: BaseException, *, named: bool = True) -> str:
-    """`Type: message` for an exception (the message alone when not `named`), even one whose `__str__` raises.
-
-    Its notes follow the message (Hypothesis's examples).
-
-    An exception group (a task group's) also names what it holds: `ExceptionGroup: ... [TimeoutError: ...]`, and a
-    group around a single exception leads with it: `TimeoutError: ... (inside ExceptionGroup: ...)`.
-    """
-    try:
-        text = str(error)
-    except Exception:
-        text = '<str() of this exception raised>'
-    leaf = _only_leaf(error)
-    if leaf is not None and leaf is not error:
-        return f'{safe_str(leaf)} (inside {type(error).__name__}: {text})'
-    if isinstance(error, BaseExceptionGroup):
-        inner = [safe_str(exception) for exception in error.exceptions[:3]]
-        more = '; ...' if len(error.exceptions) > 3 else ''
-        text = f'{text} [{"; ".join(inner)}{more}]'
-    notes = getattr(error, '__notes__', None)
-    if isinstance(notes, list) and notes:
-        with contextlib.suppress(Exception):  # a note whose str() raises is left out
-            text = '\n'.join([text, *(str(note) for note in notes)])
-    if not named and text:
-        return text
-    return f'{type(error).__name__}: {text}' if text else type(error).__name__
-
-
-def _only_leaf(error: BaseException) -> BaseException | None:
-    """The one exception an exception group (nested or not) holds, `error` itself if no group, else None."""
-    while isinstance(error, BaseExceptionGroup):
-        if len(error.exceptions) != 1:
-            return None
-        error = error.exceptions[0]
-    return error
-
-
-def clip(text: str, limit: int = OBSERVED_LIMIT) -> str:
-    """`text`, or its beginning and end with the number of characters cut between them when it is longer."""
-    if len(text) <= limit:
-        return text
-    tail = limit // 5
-    head = limit - tail
-    return f'{text[:head]} [... {len(text) - head - tail:,} characters cut ...] {text[-tail:]}'
-
-
-def _framed(rule: Rule, observed: str) -> RuleFailure:
-    """The failure of `rule`: its message quotes the clause, and what was observed is kept apart as data too."""
-    kept = clip(observed)
-    failure = RuleFailure(f'[{rule.qualified}] contract: "{rule.clause}"\nobserved: {kept}')
-    failure.observed = kept
-    return failure
-
-
 def _observed(run: RuleRun, observed: str) -> str:
     """What the rule saw, after the first value of a wrong type its backend returned, which usually explains it."""
     wrong = run.log.wrong_returns
@@ -266,7 +193,7 @@ def _clipped(error: BaseException) -> BaseException:
 
 def unresponsive(rule: Rule, hang: Hang) -> RuleFailure:
     """The failure of a rule the watchdog had to interrupt: it ignored its hang guard's cancellation."""
-    return _framed(
+    return framed(
         rule,
         f'hung for {hang.seconds:.1f} s and did not respond to cancellation at its hang guard '
         f'({hang.guard:g} s): {hang.pending}; the run stops here',
@@ -363,7 +290,7 @@ async def _check(
         if cut:
             return NotChecked(f'the session deadline stopped it after {bound:g} s')
         run.log.remember_hangs(since=scope.deadline - 0.25, waited=max(bound / 2, run.log.grace))
-        hung = _framed(rule, _observed(run, f'hung after {bound:g} s: {run.log.describe_pending()}'))
+        hung = framed(rule, _observed(run, f'hung after {bound:g} s: {run.log.describe_pending()}'))
         return hung if seen is None else _located(hung, seen)
 
     try:
@@ -374,7 +301,7 @@ async def _check(
     except pytest.fail.Exception as failed:
         if scope.cancel_called:
             raise expired(failed) from _cause(failed)
-        raise _located(_framed(rule, _observed(run, failed.msg or 'failed')), failed) from _cause(failed)
+        raise _located(framed(rule, _observed(run, failed.msg or 'failed')), failed) from _cause(failed)
     except _PASS_THROUGH:
         raise
     except RuleFailure:
@@ -397,12 +324,12 @@ async def _check(
     except BaseException as error:
         remembered = _remembered(error)
         if remembered is not None:
-            raise _framed(rule, str(remembered)) from None
+            raise framed(rule, str(remembered)) from None
         if _controls_the_run(error):
             raise
         # A provider SDK's own BaseException subclass: the backend's failure, not a reason to stop the session.
         observed = f'raised {safe_str(error)} (a BaseException, not an Exception){_after(run)}'
-        raise _located(_framed(rule, _observed(run, observed)), error) from _cause(error)
+        raise _located(framed(rule, _observed(run, observed)), error) from _cause(error)
     finally:
         _CURRENT.reset(token)
         _ACTIVE.pop(id(run), None)

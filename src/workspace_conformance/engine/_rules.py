@@ -6,7 +6,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
@@ -14,7 +14,7 @@ import pytest
 from .._frames import machinery_hidden
 from ..vocabulary import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement
 from ._guard import guarded
-from ._requires import LIFECYCLE_REQUIREMENTS
+from ._rule import DEFAULT_TIMEOUT, RULE_ATTRIBUTE, Rule, rule_of
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
@@ -33,49 +33,9 @@ __all__ = (
     'rule_of',
 )
 
-RULE_ATTRIBUTE = '__conformance_rule__'
 NARROWED_ATTRIBUTE = '__conformance_narrowed__'
-DEFAULT_TIMEOUT = 60.0
-"""Seconds a rule may run before its hang guard fails it, before `conformance_time_scale` scales it."""
 
 TestMethod = TypeVar('TestMethod', bound=Callable[..., Coroutine[Any, Any, None]])
-
-
-@dataclass(frozen=True, kw_only=True)
-class Rule:
-    """One checkable clause of the workspace contract, as declared by `@rule` on a test method."""
-
-    id: str
-    """The test method's name without `test_`; stable, used by `declared_limits` and reports."""
-    area: str
-    level: str
-    clause: str
-    """The contract sentence the rule checks: the first paragraph of the method's docstring."""
-    requires: tuple[str, ...]
-    since: str
-    """The workspace-conformance version that introduced the rule."""
-    upstream: bool
-    """Whether pydantic-ai's own `WorkspaceBackendSuite` has a rule of this name."""
-    timeout: float
-    """The hang guard's bound in seconds at time scale 1."""
-    contract: str | None = None
-    """The oldest pydantic-ai (`major.minor`) whose contract states the clause; older ones make it not applicable."""
-    alone: bool = False
-    """Whether the rule runs by itself, never concurrently with other rules (`runs_alone` adds the lifecycle ones)."""
-
-    @property
-    def runs_alone(self) -> bool:
-        """Whether the rule must run by itself: declared `alone`, or it builds, attaches or destroys environments."""
-        return self.alone or bool(set(self.requires) & set(LIFECYCLE_REQUIREMENTS))
-
-    @property
-    def qualified(self) -> str:
-        """`area/id`, the prefix every skip reason and failure message carries."""
-        return f'{self.area}/{self.id}'
-
-    def to_dict(self) -> dict[str, Any]:
-        """The rule as builtin types, for JSON and for pytest-xdist."""
-        return {**asdict(self), 'requires': list(self.requires), 'runs_alone': self.runs_alone}
 
 
 def _clause(function: Callable[..., object]) -> str:
@@ -129,12 +89,6 @@ def rule(
         return marked
 
     return decorate
-
-
-def rule_of(function: object) -> Rule | None:
-    """The `Rule` a test method was declared with, or `None` for an ordinary function."""
-    meta = getattr(function, RULE_ATTRIBUTE, None)
-    return meta if isinstance(meta, Rule) else None
 
 
 def catalog(suite: type) -> tuple[Rule, ...]:

@@ -10,18 +10,15 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from pydantic_ai.workspaces import SupportsCommands, SupportsFilesystem, SupportsRealpath, Workspace
 
-from ..vocabulary import CAPABILITY_AREAS
-from ._versions import pydantic_ai_at_least, pydantic_ai_version
-
-if TYPE_CHECKING:
-    from ._rules import Rule
-
 from .._frames import machinery_hidden
+from ..vocabulary import CAPABILITY_AREAS
+from ._rule import Rule
+from ._versions import pydantic_ai_at_least, pydantic_ai_version
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
@@ -67,8 +64,6 @@ OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
     'destroy_ref': (('destroy_environment',), 'provide `destroy_environment`, `async (ref) -> None`,'),
     'policy': (('policy',), 'provide `policy`, a function wrapping a `Workspace` in your policy wrapper,'),
 }
-LIFECYCLE_REQUIREMENTS = ('fresh', 'attach', 'destroy', 'sacrificial')
-"""Requirements of rules that build, attach to or destroy environments: such rules always run alone."""
 SWITCHES: dict[str, tuple[str, str]] = {
     'posix_shell': ('has_real_posix_shell', 'the backend has no real POSIX shell, processes or byte streams'),
     'inherited_pipes': (

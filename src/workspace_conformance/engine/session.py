@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from .._frames import machinery_hidden
-from ..suite._concurrency import AHEAD, DEADLINE, PLAN, halt_reason, plan
-from ..suite._guard import CLEANUP_BOUND, SCALE_FIXTURE, RuleFailure, describe_latest, unresponsive
-from ..suite._rules import DEFAULT_TIMEOUT, rule_of
-from ..suite._tracing import HUNG
-from .watchdog import GRACE, WATCHDOG
+from ..runtime.watchdog import GRACE, WATCHDOG
+from ._concurrency import AHEAD, DEADLINE, PLAN, halt_reason, plan
+from ._failures import RuleFailure
+from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, describe_latest, unresponsive
+from ._rule import DEFAULT_TIMEOUT, rule_of
+from ._tracing import HUNG
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (

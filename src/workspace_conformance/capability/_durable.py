@@ -1,0 +1,127 @@
+"""What the durable-engine rules share with the Temporal check: the durable agent, its attempts and its verdicts."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.workspaces import WorkspaceRef
+
+from ._support import Mark, leave_mark, ref_text, select
+
+__all__ = ('Attempts', 'Crash', 'cleanup', 'console_logging_off', 'durable_agent', 'idle_ref', 'verdict')
+
+
+class Crash(RuntimeError):
+    """The first attempt's death after its workspace call, which the engine retries or recovers from."""
+
+
+@dataclass
+class Attempts:
+    """What the durable run's tools saw, attempt by attempt: the mark, and the ref each tool call was given."""
+
+    mark: Mark | None = None
+    seen: list[bool] = field(default_factory=list[bool])
+    refs: list[WorkspaceRef | None] = field(default_factory=list[WorkspaceRef | None])
+
+
+def _script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Mark the workspace, then check the mark, then answer; with no tools (the idle run), answer at once."""
+    if not info.function_tools:
+        return ModelResponse(parts=[TextPart('idle')])
+    returned = sum(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
+    steps = ('mark', 'check')
+    return ModelResponse(parts=[ToolCallPart(steps[returned], {})] if returned < len(steps) else [TextPart('done')])
+
+
+def durable_agent(
+    capability: AbstractCapability[Any], durability: AbstractCapability[Any], attempts: Attempts, *, tools: bool = True
+) -> Agent[Any, str]:
+    """An agent over `capability` made durable by `durability`, whose tools mark and check the workspace."""
+    agent: Agent[Any, str] = Agent(
+        FunctionModel(_script), name=f'wc_durable_{uuid.uuid4().hex[:8]}', capabilities=[capability, durability]
+    )
+    if not tools:
+        return agent
+
+    @agent.tool
+    async def mark(ctx: RunContext[Any]) -> str:
+        attempts.refs.append(ctx.workspace.ref)
+        if attempts.mark is None:
+            attempts.mark = await leave_mark(ctx.workspace)
+        else:  # the same calls again, so that a replay stays deterministic
+            await attempts.mark.leave_again(ctx.workspace)
+        return 'marked'
+
+    @agent.tool
+    async def check(ctx: RunContext[Any]) -> str:
+        assert attempts.mark is not None
+        attempts.seen.append(await attempts.mark.seen_in(ctx.workspace))
+        attempts.refs.append(ctx.workspace.ref)
+        if len(attempts.seen) == 1:
+            raise Crash('the first attempt dies after its workspace call')
+        return 'checked'
+
+    return agent
+
+
+def verdict(attempts: Attempts, first: WorkspaceRef | None, final: object, engine: str, how: str) -> None:
+    """Fail unless the attempt after the replay reached the first attempt's environment through the same ref."""
+    assert isinstance(first, WorkspaceRef), f'the first {engine} attempt ended with ref {first!r} (no environment)'
+    assert attempts.seen == [True, True], (
+        f'after {how}, the retried tool checked the mark {attempts.mark and attempts.mark.name} and found '
+        f'{attempts.seen} (first attempt, then the retry): the replayed run did not reattach to the environment '
+        f'of {ref_text(first)}'
+    )
+    different = [ref for ref in attempts.refs if ref != first]
+    assert not different, f'after {how}, a tool was given ref {different[0]!r}, the run started in {ref_text(first)}'
+    assert final == first, f'after {how}, result.workspace.ref is {final!r}, the run started in {ref_text(first)}'
+
+
+def idle_ref(ref: object, engine: str) -> None:
+    """Fail unless a durable run that used no tool still created or attached its environment at start."""
+    assert isinstance(ref, WorkspaceRef), (
+        f'a {engine} run whose model used no tool ended with result.workspace.ref {ref!r}: inside a durable run the '
+        'environment is created or attached when the run starts'
+    )
+
+
+async def cleanup(capability: AbstractCapability[Any], deps: object, attempts: Attempts) -> None:
+    """Remove the mark from the environment it was left in (best effort: the rule has its verdict)."""
+    ref = next((ref for ref in attempts.refs if ref is not None), None)
+    if attempts.mark is None or ref is None:
+        return
+    with contextlib.suppress(Exception):
+        workspace = select(capability, deps, ref)
+        if workspace is not None:
+            await attempts.mark.remove(workspace)
+
+
+@contextlib.contextmanager
+def console_logging_off(*prefixes: str) -> Iterator[None]:
+    """The engines' loggers without console handlers during the check (pytest closes the streams they would keep).
+
+    Each gets a `NullHandler` instead, so an engine that adds a console handler only to a logger without handlers
+    (DBOS) adds none; whatever the block added is removed afterwards and the original handlers are put back.
+    """
+    names = [name for name in list(logging.root.manager.loggerDict) if name.split('.')[0] in prefixes]
+    saved = {name: list(logging.getLogger(name).handlers) for name in names}
+    for name, handlers in saved.items():
+        logger = logging.getLogger(name)
+        for handler in handlers:
+            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+                logger.removeHandler(handler)
+        logger.addHandler(logging.NullHandler())
+    try:
+        yield
+    finally:
+        for name, handlers in saved.items():
+            logging.getLogger(name).handlers[:] = handlers
