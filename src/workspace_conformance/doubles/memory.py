@@ -16,8 +16,10 @@ from ._tree import READ, SEARCH, WRITE, Directory, File, Node, Symlink, Tree
 __all__ = ('FilesystemMethods', 'InMemoryBackend', 'MemoryCore', 'RealpathMethod', 'SymlinkMethod', 'memory_symlink')
 
 PROVIDER = 'memory'
-_KNOWN_ENTRIES = 4096
-"""Listing entries a backend keeps for reuse before it starts over."""
+_KNOWN_LISTINGS = 1024
+"""Directories whose listing entries a backend keeps for reuse before it starts over."""
+_STALE_ENTRIES = 64
+"""Entries of names a directory no longer holds that its listing keeps before it starts over."""
 
 
 class MemoryCore:
@@ -43,8 +45,9 @@ class MemoryCore:
         self.destroyed = False
         self.operations = 0
         """How many operations this backend served, for tests that count round trips."""
-        self._entries: dict[str, FileEntry] = {}
-        """The last entry `list_dir` built for each path: a value (name, path, kind, size), reused while still equal."""
+        self._entries: dict[str, dict[str, FileEntry]] = {}
+        """By directory path (with a final `/`) and name, the file and directory entries of its last listing: values
+        (name, path, kind, size), reused while still equal."""
         if not lazy and ref is None:
             self._create()
 
@@ -168,28 +171,32 @@ class FilesystemMethods(MemoryCore):
         self.tree.require(node, READ | SEARCH, path)
         prefix = path.rstrip('/') + '/'
         entries: list[FileEntry] = []
+        append = entries.append
         children = node.children
-        known = self._entries
-        if len(known) > _KNOWN_ENTRIES:
-            known.clear()
-        for name in sorted(children):  # names are unique: sorting them alone orders the entries as the items would
-            child = children[name]
-            entry_path = prefix + name
+        listings = self._entries
+        known = listings.get(prefix)
+        if known is None or len(known) > 2 * len(children) + _STALE_ENTRIES:  # new, or many names gone since
+            if len(listings) >= _KNOWN_LISTINGS:
+                listings.clear()
+            known = listings[prefix] = {}
+        # Names are unique, so sorting the items compares names alone and orders the entries as the names would.
+        for name, child in sorted(children.items()):
             # Files and directories inline (most entries), links through `_entry`. A FileEntry is frozen and is
             # only its four values, so the one built for the same path, kind and size last time is returned again:
             # building one costs more than the rest of the listing.
-            if type(child) is File:
-                size = len(child.data)
-                entry = known.get(entry_path)
-                if entry is None or entry.is_dir or entry.size != size:
-                    entry = known[entry_path] = FileEntry(name=name, path=entry_path, is_dir=False, size=size)
-            elif type(child) is Directory:
-                entry = known.get(entry_path)
+            kind = type(child)
+            if kind is File:
+                size = len(child.data)  # type: ignore[union-attr]  # `kind` is its exact type
+                entry = known.get(name)
+                if entry is None or entry.size != size or entry.is_dir:
+                    entry = known[name] = FileEntry(name=name, path=prefix + name, is_dir=False, size=size)
+            elif kind is Directory:
+                entry = known.get(name)
                 if entry is None or not entry.is_dir:
-                    entry = known[entry_path] = FileEntry(name=name, path=entry_path, is_dir=True, size=None)
+                    entry = known[name] = FileEntry(name=name, path=prefix + name, is_dir=True, size=None)
             else:
-                entry = self._entry(entry_path, name, child)
-            entries.append(entry)
+                entry = self._entry(prefix + name, name, child)
+            append(entry)
         return tuple(entries)
 
     def _entry(self, path: str, name: str, child: Node) -> FileEntry:
