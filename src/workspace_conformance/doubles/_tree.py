@@ -7,7 +7,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-__all__ = ('MAX_SYMLINKS', 'Directory', 'File', 'Node', 'Symlink', 'Tree')
+__all__ = ('MAX_SYMLINKS', 'Directory', 'File', 'Node', 'Symlink', 'Tree', 'parse_path')
 
 MAX_SYMLINKS = 40
 """Links followed in one walk before it fails with ELOOP, as Linux does."""
@@ -41,12 +41,12 @@ def _stack(path: str) -> list[str]:
 
 
 _PARSED: dict[str, tuple[tuple[str, ...], str, bool]] = {}
-"""`_parse` results by path: a path's components depend on its text alone, and most operations reuse a few paths."""
+"""`parse_path` results by path: a path's components depend on its text alone, and most operations reuse a few paths."""
 _PARSED_LIMIT = 4096
-"""Paths `_parse` remembers before it starts over."""
+"""Paths `parse_path` remembers before it starts over."""
 
 
-def _parse(path: str) -> tuple[tuple[str, ...], str, bool]:
+def parse_path(path: str) -> tuple[tuple[str, ...], str, bool]:
     """The meaningful components of `path` in order, them joined as `/a/b`, and whether one of them is `..`."""
     parsed = _PARSED.get(path)
     if parsed is None:
@@ -123,7 +123,7 @@ class Tree:
         A path without `..` is walked in one loop until it meets a link (or a node of another type), and then
         again by `_walk`, which does the same for the components before it: most paths never get there.
         """
-        names, _, climbs = _parse(path)
+        names, _, climbs = parse_path(path)
         if climbs:
             return self._walk(path, follow=follow)
         superuser, last = self.uid == 0, len(names) - 1
@@ -203,7 +203,7 @@ class Tree:
         A link-free result resolves to itself, and so does its `dirname`, which callers use not to resolve it twice.
         A path without `..` is looked up in one loop until it meets a link, and then again by `_resolve`.
         """
-        names, joined, climbs = _parse(path)
+        names, joined, climbs = parse_path(path)
         if climbs:
             return self._resolve(path)
         node: Node | None = self.root
@@ -241,7 +241,7 @@ class Tree:
         """
         current: Directory = self.root
         real = path if resolved else self.realpath(path)
-        names = _parse(real)[0]  # `real` is normalized: no `.`, `..` or empty component to tell apart
+        names = parse_path(real)[0]  # `real` is normalized: no `.`, `..` or empty component to tell apart
         for index, name in enumerate(names):
             child = current.children.get(name)
             if type(child) is Directory:  # the usual case, and the only one that needs no `walked`

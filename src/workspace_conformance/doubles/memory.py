@@ -11,7 +11,7 @@ from typing import Any
 import anyio.lowlevel
 from pydantic_ai.workspaces import FileEntry, WorkspaceRef, WorkspaceUnavailableError
 
-from ._tree import READ, SEARCH, WRITE, Directory, File, Node, Symlink, Tree
+from ._tree import READ, SEARCH, WRITE, Directory, File, Node, Symlink, Tree, parse_path
 
 __all__ = ('FilesystemMethods', 'InMemoryBackend', 'MemoryCore', 'RealpathMethod', 'SymlinkMethod', 'memory_symlink')
 
@@ -99,11 +99,11 @@ class MemoryCore:
         """Write `data` at `path` with `write_bytes` semantics (parents created, links followed)."""
         self._ensure_created()
         real, resolved = self.tree.resolve(path)
+        directory, name = posixpath.split(real)
         try:
-            parent = self.tree.make_dirs(posixpath.dirname(real), resolved=resolved)
+            parent = self.tree.make_dirs(directory, resolved=resolved)
         except FileExistsError:  # the parent itself is a file
             raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path) from None
-        name = posixpath.basename(real)
         existing = parent.children.get(name)
         if isinstance(existing, Directory):
             raise IsADirectoryError(errno.EISDIR, 'Is a directory', path)
@@ -157,7 +157,9 @@ class FilesystemMethods(MemoryCore):
     async def stat(self, path: str) -> FileEntry:
         await self._enter()
         node = self.tree.node(path)
-        name = posixpath.basename(posixpath.normpath(path))
+        names, _, climbs = parse_path(path)
+        # The last component, as `basename(normpath(path))` has it, without normalizing the path again.
+        name = names[-1] if names and not climbs else posixpath.basename(posixpath.normpath(path))
         if isinstance(node, Directory):
             return FileEntry(name=name, path=path, is_dir=True, size=None)
         assert isinstance(node, File)
@@ -216,16 +218,29 @@ class FilesystemMethods(MemoryCore):
 
     async def remove(self, path: str) -> None:
         await self._enter()
-        parent_path = self.tree.realpath(posixpath.dirname(path))
-        real = posixpath.join(parent_path, posixpath.basename(path))
-        node = self.tree.node(real, follow=False)
+        tree = self.tree
+        directory, name = posixpath.split(path)
+        parent_path, link_free = tree.resolve(directory)
+        real = posixpath.join(parent_path, name)
+        parent: Node | None = None
+        resolved: str | None = None
+        if link_free and name and name != '.' and name != '..':
+            # A plain name in a link-free directory: one walk finds the node and the directory holding it, and a
+            # node that is no link resolves to `real` itself, so neither is looked up again.
+            _, found, parent = tree.walk(real, follow=False)
+            if found is None:
+                raise FileNotFoundError(errno.ENOENT, 'No such file or directory', real)
+            node, resolved = found, real
+        else:
+            node = tree.node(real, follow=False)
         if not isinstance(node, Symlink):
-            resolved = self.tree.realpath(real)
+            resolved = resolved or tree.realpath(real)
             if resolved == self._working_dir or self._working_dir.startswith(resolved.rstrip('/') + '/'):
                 raise ValueError('cannot remove the working directory or one of its ancestors')
-        parent = self.tree.node(parent_path)
+        if parent is None:
+            parent = tree.node(parent_path)
         assert isinstance(parent, Directory)
-        self.tree.require(parent, WRITE | SEARCH, path)
+        tree.require(parent, WRITE | SEARCH, path)
         del parent.children[posixpath.basename(real)]
 
     async def exists(self, path: str) -> bool:
