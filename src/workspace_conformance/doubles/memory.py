@@ -19,7 +19,7 @@ PROVIDER = 'memory'
 _KNOWN_LISTINGS = 1024
 """Directories whose listing entries a backend keeps for reuse before it starts over."""
 _STALE_ENTRIES = 64
-"""Entries of names a directory no longer holds that its listing keeps before it starts over."""
+"""Entries a directory's listing keeps beyond its children (names since removed) before it starts over."""
 
 
 class MemoryCore:
@@ -177,7 +177,7 @@ class FilesystemMethods(MemoryCore):
         children = node.children
         listings = self._entries
         known = listings.get(prefix)
-        if known is None or len(known) > 2 * len(children) + _STALE_ENTRIES:  # new, or many names gone since
+        if known is None or len(known) > len(children) + _STALE_ENTRIES:  # new, or many names gone since
             if len(listings) >= _KNOWN_LISTINGS:
                 listings.clear()
             known = listings[prefix] = {}
