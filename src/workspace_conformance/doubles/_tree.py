@@ -7,7 +7,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-__all__ = ('MAX_SYMLINKS', 'Directory', 'File', 'Node', 'Symlink', 'Tree')
+__all__ = ('MAX_SYMLINKS', 'Directory', 'File', 'Node', 'Symlink', 'Tree', 'parse_path')
 
 MAX_SYMLINKS = 40
 """Links followed in one walk before it fails with ELOOP, as Linux does."""
@@ -38,6 +38,23 @@ Node = File | Directory | Symlink
 def _stack(path: str) -> list[str]:
     """The meaningful components of a path (no empty ones, no `.`), last first: `pop()` gives the next one."""
     return [part for part in reversed(path.split('/')) if part and part != '.']
+
+
+_PARSED: dict[str, tuple[tuple[str, ...], str, bool]] = {}
+"""`parse_path` results by path: a path's components depend on its text alone, and most operations reuse a few paths."""
+_PARSED_LIMIT = 4096
+"""Paths `parse_path` remembers before it starts over."""
+
+
+def parse_path(path: str) -> tuple[tuple[str, ...], str, bool]:
+    """The meaningful components of `path` in order, them joined as `/a/b`, and whether one of them is `..`."""
+    parsed = _PARSED.get(path)
+    if parsed is None:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        names = tuple(part for part in path.split('/') if part and part != '.')
+        parsed = _PARSED[path] = (names, '/' + '/'.join(names), '..' in names)
+    return parsed
 
 
 def _loop(path: str) -> OSError:
@@ -101,7 +118,39 @@ class Tree:
             raise PermissionError(errno.EACCES, 'Permission denied', path)
 
     def walk(self, path: str, *, follow: bool = True) -> tuple[list[str], Node | None, Directory]:
-        """Resolve `path`: its real components, its node (`None` when only the last is missing), and its parent."""
+        """Resolve `path`: its real components, its node (`None` when only the last is missing), and its parent.
+
+        A path without `..` is walked in one loop until it meets a link (or a node of another type), and then
+        again by `_walk`, which does the same for the components before it: most paths never get there.
+        """
+        names, _, climbs = parse_path(path)
+        if climbs:
+            return self._walk(path, follow=follow)
+        superuser, last = self.uid == 0, len(names) - 1
+        parent = current = self.root
+        for index, name in enumerate(names):
+            if not superuser and not (current.mode >> 6) & SEARCH:
+                raise PermissionError(errno.EACCES, 'Permission denied', path)
+            child = current.children.get(name)
+            kind = type(child)
+            if kind is Directory:
+                parent, current = current, child  # type: ignore[assignment]  # `kind` is its exact type
+            elif child is None:
+                if index < last:
+                    raise FileNotFoundError(errno.ENOENT, 'No such file or directory', path)
+                return list(names), None, current
+            elif kind is File:
+                if index < last:
+                    raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path)
+                return list(names), child, current
+            else:  # a link: `_walk` follows it
+                return self._walk(path, follow=follow)
+        if not names:
+            return [], self.root, self.root
+        return list(names), current, parent
+
+    def _walk(self, path: str, *, follow: bool = True) -> tuple[list[str], Node | None, Directory]:
+        """`walk` for any path: `..` climbs, links are followed, each as its own step."""
         steps: _Steps[Directory] = _Steps(path, self.root)
         parts, root = steps.parts, self.uid == 0
         while parts:
@@ -152,7 +201,21 @@ class Tree:
         """`realpath(path)`, and whether it holds no link: True unless a loop stopped it (then it is kept as written).
 
         A link-free result resolves to itself, and so does its `dirname`, which callers use not to resolve it twice.
+        A path without `..` is looked up in one loop until it meets a link, and then again by `_resolve`.
         """
+        names, joined, climbs = parse_path(path)
+        if climbs:
+            return self._resolve(path)
+        node: Node | None = self.root
+        for name in names:
+            child = node.children.get(name) if type(node) is Directory else None
+            if child is not None and type(child) is not Directory and type(child) is not File:
+                return self._resolve(path)  # a link
+            node = child
+        return joined, True
+
+    def _resolve(self, path: str) -> tuple[str, bool]:
+        """`resolve` for any path: `..` climbs, links are followed, each as its own step."""
         steps: _Steps[Node | None] = _Steps(path, self.root)
         parts = steps.parts
         while parts:
@@ -178,10 +241,13 @@ class Tree:
         """
         current: Directory = self.root
         real = path if resolved else self.realpath(path)
-        walked = ''
-        for name in [part for part in real.split('/') if part]:
-            walked += '/' + name
+        names = parse_path(real)[0]  # `real` is normalized: no `.`, `..` or empty component to tell apart
+        for index, name in enumerate(names):
             child = current.children.get(name)
+            if type(child) is Directory:  # the usual case, and the only one that needs no `walked`
+                current = child
+                continue
+            walked = '/' + '/'.join(names[: index + 1])
             if child is None:
                 self.require(current, WRITE | SEARCH, walked)
                 child = current.children[name] = Directory()

@@ -11,13 +11,15 @@ from typing import Any
 import anyio.lowlevel
 from pydantic_ai.workspaces import FileEntry, WorkspaceRef, WorkspaceUnavailableError
 
-from ._tree import READ, SEARCH, WRITE, Directory, File, Node, Symlink, Tree
+from ._tree import READ, SEARCH, WRITE, Directory, File, Node, Symlink, Tree, parse_path
 
 __all__ = ('FilesystemMethods', 'InMemoryBackend', 'MemoryCore', 'RealpathMethod', 'SymlinkMethod', 'memory_symlink')
 
 PROVIDER = 'memory'
-_KNOWN_ENTRIES = 4096
-"""Listing entries a backend keeps for reuse before it starts over."""
+_KNOWN_LISTINGS = 1024
+"""Directories whose listing entries a backend keeps for reuse before it starts over."""
+_STALE_ENTRIES = 64
+"""Entries a directory's listing keeps beyond its children (names since removed) before it starts over."""
 
 
 class MemoryCore:
@@ -43,8 +45,9 @@ class MemoryCore:
         self.destroyed = False
         self.operations = 0
         """How many operations this backend served, for tests that count round trips."""
-        self._entries: dict[str, FileEntry] = {}
-        """The last entry `list_dir` built for each path: a value (name, path, kind, size), reused while still equal."""
+        self._entries: dict[str, dict[str, FileEntry]] = {}
+        """By directory path (with a final `/`) and name, the file and directory entries of its last listing: values
+        (name, path, kind, size), reused while still equal."""
         if not lazy and ref is None:
             self._create()
 
@@ -96,11 +99,11 @@ class MemoryCore:
         """Write `data` at `path` with `write_bytes` semantics (parents created, links followed)."""
         self._ensure_created()
         real, resolved = self.tree.resolve(path)
+        directory, name = posixpath.split(real)
         try:
-            parent = self.tree.make_dirs(posixpath.dirname(real), resolved=resolved)
+            parent = self.tree.make_dirs(directory, resolved=resolved)
         except FileExistsError:  # the parent itself is a file
             raise NotADirectoryError(errno.ENOTDIR, 'Not a directory', path) from None
-        name = posixpath.basename(real)
         existing = parent.children.get(name)
         if isinstance(existing, Directory):
             raise IsADirectoryError(errno.EISDIR, 'Is a directory', path)
@@ -154,7 +157,9 @@ class FilesystemMethods(MemoryCore):
     async def stat(self, path: str) -> FileEntry:
         await self._enter()
         node = self.tree.node(path)
-        name = posixpath.basename(posixpath.normpath(path))
+        names, _, climbs = parse_path(path)
+        # The last component, as `basename(normpath(path))` has it, without normalizing the path again.
+        name = names[-1] if names and not climbs else posixpath.basename(posixpath.normpath(path))
         if isinstance(node, Directory):
             return FileEntry(name=name, path=path, is_dir=True, size=None)
         assert isinstance(node, File)
@@ -168,28 +173,32 @@ class FilesystemMethods(MemoryCore):
         self.tree.require(node, READ | SEARCH, path)
         prefix = path.rstrip('/') + '/'
         entries: list[FileEntry] = []
+        append = entries.append
         children = node.children
-        known = self._entries
-        if len(known) > _KNOWN_ENTRIES:
-            known.clear()
-        for name in sorted(children):  # names are unique: sorting them alone orders the entries as the items would
+        listings = self._entries
+        known = listings.get(prefix)
+        if known is None or len(known) > len(children) + _STALE_ENTRIES:  # new, or many names gone since
+            if len(listings) >= _KNOWN_LISTINGS:
+                listings.clear()
+            known = listings[prefix] = {}
+        for name in sorted(children):  # strings sort faster than (name, node) items, which compare names twice
             child = children[name]
-            entry_path = prefix + name
             # Files and directories inline (most entries), links through `_entry`. A FileEntry is frozen and is
             # only its four values, so the one built for the same path, kind and size last time is returned again:
             # building one costs more than the rest of the listing.
-            if type(child) is File:
-                size = len(child.data)
-                entry = known.get(entry_path)
-                if entry is None or entry.is_dir or entry.size != size:
-                    entry = known[entry_path] = FileEntry(name=name, path=entry_path, is_dir=False, size=size)
-            elif type(child) is Directory:
-                entry = known.get(entry_path)
+            kind = type(child)
+            if kind is File:
+                size = len(child.data)  # type: ignore[union-attr]  # `kind` is its exact type
+                entry = known.get(name)
+                if entry is None or entry.size != size or entry.is_dir:
+                    entry = known[name] = FileEntry(name=name, path=prefix + name, is_dir=False, size=size)
+            elif kind is Directory:
+                entry = known.get(name)
                 if entry is None or not entry.is_dir:
-                    entry = known[entry_path] = FileEntry(name=name, path=entry_path, is_dir=True, size=None)
+                    entry = known[name] = FileEntry(name=name, path=prefix + name, is_dir=True, size=None)
             else:
-                entry = self._entry(entry_path, name, child)
-            entries.append(entry)
+                entry = self._entry(prefix + name, name, child)
+            append(entry)
         return tuple(entries)
 
     def _entry(self, path: str, name: str, child: Node) -> FileEntry:
@@ -209,16 +218,29 @@ class FilesystemMethods(MemoryCore):
 
     async def remove(self, path: str) -> None:
         await self._enter()
-        parent_path = self.tree.realpath(posixpath.dirname(path))
-        real = posixpath.join(parent_path, posixpath.basename(path))
-        node = self.tree.node(real, follow=False)
+        tree = self.tree
+        directory, name = posixpath.split(path)
+        parent_path, link_free = tree.resolve(directory)
+        real = posixpath.join(parent_path, name)
+        parent: Node | None = None
+        resolved: str | None = None
+        if link_free and name and name != '.' and name != '..':
+            # A plain name in a link-free directory: one walk finds the node and the directory holding it, and a
+            # node that is no link resolves to `real` itself, so neither is looked up again.
+            _, found, parent = tree.walk(real, follow=False)
+            if found is None:
+                raise FileNotFoundError(errno.ENOENT, 'No such file or directory', real)
+            node, resolved = found, real
+        else:
+            node = tree.node(real, follow=False)
         if not isinstance(node, Symlink):
-            resolved = self.tree.realpath(real)
+            resolved = resolved or tree.realpath(real)
             if resolved == self._working_dir or self._working_dir.startswith(resolved.rstrip('/') + '/'):
                 raise ValueError('cannot remove the working directory or one of its ancestors')
-        parent = self.tree.node(parent_path)
+        if parent is None:
+            parent = tree.node(parent_path)
         assert isinstance(parent, Directory)
-        self.tree.require(parent, WRITE | SEARCH, path)
+        tree.require(parent, WRITE | SEARCH, path)
         del parent.children[posixpath.basename(real)]
 
     async def exists(self, path: str) -> bool:
