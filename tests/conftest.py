@@ -19,7 +19,7 @@ from workspace_conformance.runtime import emergency
 from workspace_conformance.runtime.watchdog import WATCHDOG
 from workspace_conformance.suite import WorkspaceBackendSuite
 
-pytest_plugins = ['pytester']
+pytest_plugins = ['pytester', 'tests.xdist_groups']
 
 TESTS = Path(__file__).resolve().parent
 SYSTEM = ('real_targets/',)
