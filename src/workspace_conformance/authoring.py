@@ -29,7 +29,7 @@ from .engine._support import (
     workspace_of,
 )
 from .engine._tracing import unwrap
-from .vocabulary import SKIP_KINDS, SkipKind
+from .vocabulary import SECRET_NAME, SKIP_KINDS, SkipKind
 
 __all__ = (
     'AREAS',
@@ -37,6 +37,7 @@ __all__ = (
     'LEVELS',
     'REQUIREMENTS',
     'SCRATCH_PREFIX',
+    'SECRET_NAME',
     'SKIP_KINDS',
     'Area',
     'Level',
