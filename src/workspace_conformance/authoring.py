@@ -22,14 +22,14 @@ from .engine._support import (
     expect_error,
     gather,
     make_link,
-    run_tool,
+    run_environment_tool,
     scratch,
     skip,
     supplied,
     workspace_of,
 )
 from .engine._tracing import unwrap
-from .vocabulary import SKIP_KINDS, SkipKind
+from .vocabulary import SECRET_NAME, SKIP_KINDS, SkipKind
 
 __all__ = (
     'AREAS',
@@ -37,6 +37,7 @@ __all__ = (
     'LEVELS',
     'REQUIREMENTS',
     'SCRATCH_PREFIX',
+    'SECRET_NAME',
     'SKIP_KINDS',
     'Area',
     'Level',
@@ -61,8 +62,8 @@ __all__ = (
     'profile_settings',
     'rule',
     'rule_of',
+    'run_environment_tool',
     'run_in_worker',
-    'run_tool',
     'runners_canary',
     'safe_str',
     'scratch',

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal, get_args
 
 __all__ = (
@@ -16,6 +17,7 @@ __all__ = (
     'REPORT_FORMATS',
     'REQUIREMENTS',
     'RULE_STATUSES',
+    'SECRET_NAME',
     'SKIP_KINDS',
     'VERDICTS',
     'Area',
@@ -98,5 +100,7 @@ the rule had a result)."""
 ACCOUNTING_PROPERTY = 'workspace_conformance_accounting'
 """The `user_properties` key of a rule's cost: `{'calls', 'round_trips', 'seconds'}` (backend calls, serial round
 trips, and the rule's own wall time, which is not its item's when it ran in a batch)."""
+SECRET_NAME = re.compile(r'KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE', re.IGNORECASE)
+"""Names of environment variables that hold secrets: reports redact their values, the `secrets` fixture holds them."""
 BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'
 """The capabilities `setpriv` drops so that root cannot bypass file permissions (the permission rule runs for real)."""

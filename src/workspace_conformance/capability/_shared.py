@@ -9,12 +9,12 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceRef, WrapperWorkspace
 from pydantic_ai.workspaces.workspace import workspace_layers
 
-from ._support import Mark, leave_mark, own_environment_if, run_tool
+from ._support import Mark, leave_mark, own_environment_if, run_in_agent
 
-__all__ = ('commands_of', 'marked_run', 'shape', 'stacked', 'stored')
+__all__ = ('marked_run', 'shape', 'stacked', 'stored', 'workspace_running_commands')
 
 
-def commands_of(capability: AbstractCapability[Any], deps: object) -> Workspace:
+def workspace_running_commands(capability: AbstractCapability[Any], deps: object) -> Workspace:
     """The capability's own workspace when it runs commands (not read-only); otherwise the rule is not applicable."""
 
     def runs_commands(workspace: Workspace) -> bool:
@@ -48,7 +48,7 @@ def shape(workspace: Workspace) -> tuple[object, ...]:
 
 async def marked_run(capability: AbstractCapability[Any], deps: object) -> tuple[Mark, WorkspaceRef, Any]:
     """A first run that leaves a mark in its workspace: the mark, the run's ref and its result."""
-    mark, result = await run_tool(capability, leave_mark, deps=deps)
+    mark, result = await run_in_agent(capability, leave_mark, deps=deps)
     ref = result.workspace.ref
     assert isinstance(ref, WorkspaceRef), f'a run that used its workspace ended with result.workspace.ref {ref!r}'
     return mark, ref, result

@@ -29,7 +29,7 @@ __all__ = (
     'Policy',
     'described',
     'run_context',
-    'run_tool',
+    'run_in_agent',
     'select',
     'watching_io',
 )
@@ -166,7 +166,7 @@ def script_one_tool_call(messages: list[ModelMessage], info: AgentInfo) -> Model
     return ModelResponse(parts=[ToolCallPart('act', {})])
 
 
-async def run_tool(
+async def run_in_agent(
     capability: AbstractCapability[Any] | None,
     action: Callable[[Workspace], Awaitable[Result]],
     *,

@@ -19,7 +19,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WrapperWorkspace
 
 from ..authoring import expect_error, rule, scratch, skip
-from ._shared import commands_of, stacked
+from ._shared import stacked, workspace_running_commands
 from ._support import MARK_PREFIX, Policy, described, first_use, own_environment, ref_text, select
 
 __all__ = ('FacadeRules',)
@@ -268,7 +268,7 @@ class FacadeRules:
 
         TypeError is a command form mismatch (a string without `shell=True`), checked before the directory.
         """
-        workspace = commands_of(capability, deps)
+        workspace = workspace_running_commands(capability, deps)
         async with scratch(workspace) as root:
             missing, file = posixpath.join(root, 'missing'), posixpath.join(root, 'file')
             await workspace.write_bytes(file, b'x')

@@ -8,7 +8,7 @@ from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 
 from ..authoring import CANARY, environment_of, leaked, rule, runners_canary, skip
-from ._shared import commands_of
+from ._shared import workspace_running_commands
 
 __all__ = ('HygieneRules',)
 
@@ -25,7 +25,7 @@ class HygieneRules:
     ) -> None:
         """A secret-looking variable in the runner's own environment is not visible to the workspace's commands."""
         with runners_canary() as secret:
-            workspace = commands_of(capability, deps)
+            workspace = workspace_running_commands(capability, deps)
             seen = await environment_of(workspace)
         found = leaked(seen, secret)
         assert not found, f"the runner's secret {CANARY} reached commands (as {found})"
@@ -37,7 +37,7 @@ class HygieneRules:
         """`LocalWorkspace` commands inherit only PATH, HOME, LANG, LC_ALL and LC_CTYPE, plus its own `env`."""
         if not isinstance(capability, LocalWorkspace):
             skip('not-applicable', 'the capability is not a LocalWorkspace: other sandboxes set variables of theirs')
-        workspace = commands_of(capability, deps)
+        workspace = workspace_running_commands(capability, deps)
         if not isinstance(workspace.backend, LocalWorkspaceBackend):
             skip('not-applicable', 'the workspace is not a LocalWorkspaceBackend')
         configured = set(capability.env or {})

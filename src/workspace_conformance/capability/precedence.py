@@ -37,7 +37,7 @@ from ._support import (
     own_environment,
     ref_text,
     run_context,
-    run_tool,
+    run_in_agent,
     select,
     select_some,
     watching_io,
@@ -110,7 +110,7 @@ async def _check_given_is_used(
     async def view(workspace: Workspace) -> tuple[object, ...]:
         return tuple(workspace_layers(workspace)), workspace.ref, await mark.seen_in(workspace), described(workspace)
 
-    *seen, shown = (await run_tool(capability, view, deps=deps, **run))[0]
+    *seen, shown = (await run_in_agent(capability, view, deps=deps, **run))[0]
     wanted = [tuple(workspace_layers(given)), given.ref, True]
     assert seen == wanted, f'{how}: the tools got {shown} (its files: {seen[2]}), not the given {described(given)}'
 
@@ -163,7 +163,9 @@ class PrecedenceRules:
             ModelResponse(parts=[TextPart('no workspace this turn')], workspace_ref=None),
         ]
         async with _marked(capability, deps) as (mark, ref, result):
-            seen, fresh = await run_tool(capability, mark.seen_in, deps=deps, message_history=stored(result) + later)
+            seen, fresh = await run_in_agent(
+                capability, mark.seen_in, deps=deps, message_history=stored(result) + later
+            )
         assert_started_fresh(fixed, fresh.workspace.ref, seen, mark, ref, 'a run whose latest response records no ref')
 
     @rule(area='runs')
@@ -175,7 +177,7 @@ class PrecedenceRules:
         unknown = f'workspace-conformance-unknown-{uuid.uuid4().hex}'
         for forged in (WorkspaceRef(provider=own.provider, id=unknown), WorkspaceRef(provider=unknown, id=own.id)):
             try:
-                _, result = await run_tool(capability, first_use, deps=deps, workspace=forged)
+                _, result = await run_in_agent(capability, first_use, deps=deps, workspace=forged)
             except AssertionError:
                 raise
             except Exception:  # pydantic-ai's UserError, or the capability's own clear refusal
@@ -217,12 +219,12 @@ class PrecedenceRules:
         """Tools get a caller's `UnavailableWorkspace`, unattached, every call failing; `NO_WORKSPACE` is no choice."""
         reason = f'workspace-conformance: this run has no workspace ({uuid.uuid4().hex[:8]})'
         with watching_io() as watch:
-            seen, _ = await run_tool(capability, _unavailable, deps=deps, workspace=UnavailableWorkspace(reason))
+            seen, _ = await run_in_agent(capability, _unavailable, deps=deps, workspace=UnavailableWorkspace(reason))
         _check_unavailable(seen, reason, 'a run given UnavailableWorkspace(reason)')
         assert not watch.seen, f'a run given UnavailableWorkspace(...) changed the host: {"; ".join(watch.seen[:5])}'
-        plain, _ = await run_tool(None, _unavailable, deps=deps)
+        plain, _ = await run_in_agent(None, _unavailable, deps=deps)
         _check_unavailable(plain, '', 'a run of an agent with no workspace capability')
-        used, _ = await run_tool(capability, first_use, deps=deps, workspace=Workspace(NO_WORKSPACE))
+        used, _ = await run_in_agent(capability, first_use, deps=deps, workspace=Workspace(NO_WORKSPACE))
         fixed = own_environment(capability, deps)
         assert not is_fixed(fixed) or used == fixed.ref, f'a run given NO_WORKSPACE ran in {ref_text(used)}'
 
@@ -234,17 +236,17 @@ class PrecedenceRules:
             return None
 
         fixed = own_environment(capability, deps)
-        _, idle = await run_tool(capability, untouched, deps=deps)
+        _, idle = await run_in_agent(capability, untouched, deps=deps)
         recorded = idle.response.workspace_ref
         expected = fixed.ref if is_fixed(fixed) else None
         assert recorded == expected == idle.workspace.ref, (
             f'an untouched run recorded {recorded!r} (result.workspace.ref {idle.workspace.ref!r}), not {expected!r}'
         )
         if recorded is not None:
-            used, _ = await run_tool(capability, first_use, deps=deps, message_history=stored(idle))
+            used, _ = await run_in_agent(capability, first_use, deps=deps, message_history=stored(idle))
             assert used == recorded, f'a run over that history ran in {ref_text(used)}, not {ref_text(recorded)}'
-        ref, result = await run_tool(capability, first_use, deps=deps)
-        _, turn = await run_tool(capability, untouched, deps=deps, message_history=stored(result))
+        ref, result = await run_in_agent(capability, first_use, deps=deps)
+        _, turn = await run_in_agent(capability, untouched, deps=deps, message_history=stored(result))
         kept = [m.workspace_ref for m in turn.new_messages() if isinstance(m, ModelResponse)]
         assert kept and all(seen == ref for seen in kept) and turn.workspace.ref == ref, (
             f'an untouched turn over a history in {ref_text(ref)} recorded {kept} (result.workspace.ref '
@@ -261,9 +263,9 @@ class PrecedenceRules:
             await first_use(workspace)
             return _policy_of(workspace)
 
-        first, result = await run_tool(capability, used, deps=deps)
+        first, result = await run_in_agent(capability, used, deps=deps)
         ref = result.workspace.ref
-        later, _ = await run_tool(capability, _policy_seen, deps=deps, message_history=stored(result))
+        later, _ = await run_in_agent(capability, _policy_seen, deps=deps, message_history=stored(result))
         supplied = _policy_of(select_some(capability, deps, ref))
         assert first == later == supplied, (
             f'policies (layers, read_only): first run {first}, run continued from {ref!r} {later}, '
@@ -276,8 +278,8 @@ class PrecedenceRules:
         watch = _ErrorWatch()
         async with _marked(capability, deps) as (mark, ref, result):
             with expect_error(FileNotFoundError, 'a run whose tool reads a missing file'):
-                await run_tool(capability, _read_missing, deps=deps, message_history=stored(result), also=[watch])
-            seen, later = await run_tool(capability, mark.seen_in, deps=deps, workspace=ref)
+                await run_in_agent(capability, _read_missing, deps=deps, message_history=stored(result), also=[watch])
+            seen, later = await run_in_agent(capability, mark.seen_in, deps=deps, workspace=ref)
         assert watch.refs == [ref], f'on_run_error saw workspace refs {watch.refs}, not [{ref_text(ref)}]'
         assert seen and later.workspace.ref == ref, (
             f'after the failed run, a run given {ref_text(ref)} reached {later.workspace.ref!r}, not seeing its mark'
@@ -287,14 +289,16 @@ class PrecedenceRules:
     async def test_capabilities_are_asked_in_order(self, capability: AbstractCapability[Any], deps: object) -> None:
         """Placed before another supplier, the capability declines that one's history ref and supplies without one."""
         second = _second_supplier()
-        other, made = await run_tool(second, leave_mark)
+        other, made = await run_in_agent(second, leave_mark)
         theirs = made.workspace.ref
-        seen, later = await run_tool(capability, other.seen_in, deps=deps, message_history=stored(made), also=[second])
+        seen, later = await run_in_agent(
+            capability, other.seen_in, deps=deps, message_history=stored(made), also=[second]
+        )
         assert seen and later.workspace.ref == theirs, (
             f"a history in the second supplier's {ref_text(theirs)} ran in {later.workspace.ref!r}"
         )
         creations = second.provider.creations
-        used, _ = await run_tool(capability, first_use, deps=deps, also=[second])
+        used, _ = await run_in_agent(capability, first_use, deps=deps, also=[second])
         fixed = own_environment(capability, deps)
         assert second.provider.creations == creations and used.id not in second.provider.environments, (
             f'without a ref the run ran in {ref_text(used)} of the second supplier, not the first'
@@ -314,7 +318,7 @@ class PrecedenceRules:
                 f'for ref {asked!r} the capability supplies {described(before)}, its for_run result {described(after)}'
             )
         try:
-            await run_tool(capability, first_use, deps=deps)
+            await run_in_agent(capability, first_use, deps=deps)
         except UserError as error:
             raise AssertionError(f'a run over the capability failed: {error_text(error)}') from error
 

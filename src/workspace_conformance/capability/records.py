@@ -18,7 +18,7 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.workspaces import WorkspaceRef
 
 from ..authoring import rule, runners_canary, skip
-from ._support import first_use, run_tool
+from ._support import first_use, run_in_agent
 
 __all__ = ('RecordRules',)
 
@@ -58,11 +58,11 @@ async def recorded_run(
 ) -> tuple[WorkspaceRef, Any, list[dict[str, Any]] | None]:
     """A run whose tool uses the workspace: its ref, its result, and its spans' attributes (None without the SDK)."""
     if not has_sdk():
-        ref, result = await run_tool(capability, first_use, deps=deps)
+        ref, result = await run_in_agent(capability, first_use, deps=deps)
         return ref, result, None
     spans: list[dict[str, Any]] = []
     with _traced(spans) as instrumented:
-        ref, result = await run_tool(capability, first_use, deps=deps, agent_hook=instrumented)
+        ref, result = await run_in_agent(capability, first_use, deps=deps, agent_hook=instrumented)
     return ref, result, spans
 
 

@@ -13,7 +13,7 @@ from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
 from ..authoring import rule
 from ._shared import marked_run, stored
-from ._support import assert_started_fresh, first_use, own_environment, ref_text, run_tool
+from ._support import assert_started_fresh, first_use, own_environment, ref_text, run_in_agent
 
 __all__ = ('RunRules',)
 
@@ -47,7 +47,7 @@ class RunRules:
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """The ref a run records on `ModelResponse.workspace_ref` is `result.workspace.ref`, the one tools used."""
-        used, result = await run_tool(capability, _use_twice, deps=deps)
+        used, result = await run_in_agent(capability, _use_twice, deps=deps)
         final = result.workspace.ref
         assert final == used, f'the tool used {ref_text(used)} but result.workspace.ref is {final!r}'
         recorded = result.response.workspace_ref
@@ -62,7 +62,7 @@ class RunRules:
         try:
             for how, kwargs in (('message_history', {'message_history': stored(result)}), ('workspace=', {})):
                 arguments: dict[str, Any] = kwargs or {'workspace': ref}
-                seen, later = await run_tool(capability, mark.seen_in, deps=deps, **arguments)
+                seen, later = await run_in_agent(capability, mark.seen_in, deps=deps, **arguments)
                 assert later.workspace.ref == ref, (
                     f'a run given {ref_text(ref)} by {how} ran in {later.workspace.ref!r}'
                 )
@@ -85,7 +85,7 @@ class RunRules:
                 f'an agent with no workspace capability answered over a history in {ref_text(ref)} and recorded '
                 f'{carried!r}: the conversation lost its environment'
             )
-            seen, later = await run_tool(capability, mark.seen_in, deps=deps, message_history=stored(middle))
+            seen, later = await run_in_agent(capability, mark.seen_in, deps=deps, message_history=stored(middle))
             assert later.workspace.ref == ref and seen, (
                 f'a run over the history carried on by an agent without workspace capabilities ran in '
                 f'{later.workspace.ref!r}, not {ref_text(ref)} where {mark.name} was left'
@@ -99,7 +99,7 @@ class RunRules:
         fixed = own_environment(capability, deps)
         mark, ref, result = await marked_run(capability, deps)
         try:
-            seen, fresh = await run_tool(
+            seen, fresh = await run_in_agent(
                 capability, mark.seen_in, deps=deps, message_history=stored(result), workspace='new'
             )
             assert_started_fresh(fixed, fresh.workspace.ref, seen, mark, ref, "workspace='new' over that history")
@@ -115,7 +115,7 @@ class RunRules:
         forged = WorkspaceRef(provider=own.provider, id=f'workspace-conformance-unknown-{uuid.uuid4().hex}')
         history: list[ModelMessage] = [ModelResponse(parts=[TextPart('earlier')], workspace_ref=forged)]
         try:
-            _, result = await run_tool(capability, first_use, deps=deps, message_history=history)
+            _, result = await run_in_agent(capability, first_use, deps=deps, message_history=history)
         except AssertionError:
             raise
         except Exception:  # pydantic-ai's UserError, or the capability's own clear refusal: the run ended
@@ -133,7 +133,7 @@ class RunRules:
             for how, cleaned in _sanitized(stored(result)):
                 left = [m.workspace_ref for m in cleaned if isinstance(m, ModelResponse) and m.workspace_ref]
                 assert not left, f'{how} left workspace refs in the history: {left[:2]}'
-            seen, later = await run_tool(capability, mark.seen_in, deps=deps, message_history=cleaned)
+            seen, later = await run_in_agent(capability, mark.seen_in, deps=deps, message_history=cleaned)
             assert_started_fresh(fixed, later.workspace.ref, seen, mark, ref, f'a run over history sanitized by {how}')
         finally:
             await mark.remove(result.workspace)

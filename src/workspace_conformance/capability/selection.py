@@ -16,7 +16,7 @@ from ._support import (
     own_environment,
     ref_text,
     run_context,
-    run_tool,
+    run_in_agent,
     select,
     watching_io,
 )
@@ -79,7 +79,7 @@ class SelectionRules:
         ref = await first_use(own_environment(capability, deps))
         await supplied(destroy_environment, 'destroy_ref')(ref)
         with expect_error(WorkspaceUnavailableError, f'a run given {ref_text(ref)} after destroying it'):
-            await run_tool(capability, lambda ws: ws.working_dir(), deps=deps, workspace=ref)
+            await run_in_agent(capability, lambda ws: ws.working_dir(), deps=deps, workspace=ref)
         again = select(capability, deps, ref)
         if again is not None:  # declining a destroyed ref also leaves it destroyed
             with expect_error(WorkspaceUnavailableError, f'a second use of {ref_text(ref)} after the failed run'):

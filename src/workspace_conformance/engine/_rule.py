@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .._frames import machinery_hidden
+from ..vocabulary import Area, Level, Requirement
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = ('DEFAULT_TIMEOUT', 'LIFECYCLE_REQUIREMENTS', 'RULE_ATTRIBUTE', 'Rule', 'rule_of')
@@ -16,7 +17,7 @@ __all__ = ('DEFAULT_TIMEOUT', 'LIFECYCLE_REQUIREMENTS', 'RULE_ATTRIBUTE', 'Rule'
 RULE_ATTRIBUTE = '__conformance_rule__'
 DEFAULT_TIMEOUT = 60.0
 """Seconds a rule may run before its hang guard fails it, before `conformance_time_scale` scales it."""
-LIFECYCLE_REQUIREMENTS = ('fresh', 'attach', 'destroy', 'sacrificial')
+LIFECYCLE_REQUIREMENTS: tuple[Requirement, ...] = ('fresh', 'attach', 'destroy', 'sacrificial')
 """Requirements of rules that build, attach to or destroy environments: such rules always run alone."""
 
 
@@ -26,11 +27,11 @@ class Rule:
 
     id: str
     """The test method's name without `test_`; stable, used by `declared_limits` and reports."""
-    area: str
-    level: str
+    area: Area
+    level: Level
     clause: str
     """The contract sentence the rule checks: the first paragraph of the method's docstring."""
-    requires: tuple[str, ...]
+    requires: tuple[Requirement, ...]
     since: str
     """The workspace-conformance version that introduced the rule."""
     upstream: bool

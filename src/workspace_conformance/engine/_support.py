@@ -47,7 +47,7 @@ __all__ = (
     'pydantic_ai_at_least',
     'pydantic_ai_version',
     'rebuilt_per_call',
-    'run_tool',
+    'run_environment_tool',
     'scratch',
     'skip',
     'skip_reason',
@@ -183,7 +183,7 @@ def expect_error(expected: type[BaseException] | tuple[type[BaseException], ...]
     raise AssertionError(f'{doing} returned normally instead of raising {names}')
 
 
-async def run_tool(backend: WorkspaceBackend, argv: list[str], tool: str) -> CommandResult:
+async def run_environment_tool(backend: WorkspaceBackend, argv: list[str], tool: str) -> CommandResult:
     """Run an environment tool the rule needs; an environment skip when it is missing after all (exit 127)."""
     result = await commands_of(backend).run(argv)
     if result.exit_code == 127:
@@ -196,7 +196,7 @@ async def make_link(backend: WorkspaceBackend, make_symlink: MakeSymlink | None,
     if make_symlink is not None:
         await make_symlink(backend, target, link)
         return
-    result = await run_tool(backend, ['ln', '-s', target, link], 'ln')
+    result = await run_environment_tool(backend, ['ln', '-s', target, link], 'ln')
     if result.exit_code != 0:
         skip('environment', f'`ln -s` cannot create symlinks here (exit {result.exit_code}: {result.stderr.strip()})')
 

@@ -6,10 +6,11 @@ import os
 import re
 from collections.abc import Mapping
 
+from ..vocabulary import SECRET_NAME
+
 __all__ = ('REDACTED', 'Redactor')
 
 REDACTED = '[redacted]'
-_SECRET_NAME = re.compile(r'KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE', re.IGNORECASE)
 _CREDENTIAL_SHAPES = re.compile(
     r'(?:sk|pk|rk)[-_][A-Za-z0-9_-]{12,}'  # OpenAI / Stripe style keys
     r'|e2b_[A-Za-z0-9]{16,}'
@@ -36,7 +37,7 @@ class Redactor:
         values = {
             value
             for name, value in source.items()
-            if len(value) >= _MIN_VALUE and (_SECRET_NAME.search(name) or not _looks_like_paths(value))
+            if len(value) >= _MIN_VALUE and (SECRET_NAME.search(name) or not _looks_like_paths(value))
         }
         # Longest first, so a value containing another is replaced whole.
         self._values = sorted(values, key=len, reverse=True)

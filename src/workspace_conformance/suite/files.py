@@ -16,7 +16,7 @@ from ..authoring import (
     expect_error,
     gather,
     rule,
-    run_tool,
+    run_environment_tool,
     safe_str,
     scratch,
     skip,
@@ -259,7 +259,7 @@ class FileRules:
         async with scratch(workspace) as root:
             locked = posixpath.join(root, 'locked')
             await workspace.write_bytes(locked, b'original')
-            await run_tool(backend, ['chmod', '000', locked], 'chmod')
+            await run_environment_tool(backend, ['chmod', '000', locked], 'chmod')
             try:
                 probe = await commands.run(['sh', '-c', 'cat -- "$1" >/dev/null 2>&1', 'sh', locked])
                 if probe.exit_code == 0:
@@ -747,7 +747,7 @@ async def _at_a_fifo(
 async def _make_fifo(backend: WorkspaceBackend, root: str) -> str:
     """A FIFO made with `mkfifo` in `root`; an environment skip when `mkfifo` can't make one here."""
     fifo = posixpath.join(root, 'fifo')
-    made = await run_tool(backend, ['mkfifo', fifo], 'mkfifo')
+    made = await run_environment_tool(backend, ['mkfifo', fifo], 'mkfifo')
     if made.exit_code != 0:
         skip('environment', f'`mkfifo` cannot make a FIFO here (exit {made.exit_code})')
     return fifo

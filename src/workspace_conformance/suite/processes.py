@@ -70,6 +70,16 @@ async def _kill(commands: SupportsCommands, pid: str | None) -> None:
             return
 
 
+async def _expect_stopped(commands: SupportsCommands, started: Callable[[], Awaitable[str]], what: str) -> None:
+    """Fails unless the process whose pid `started()` returns stops within 15 s; SIGKILLs it whatever the verdict."""
+    pid = None
+    try:
+        pid = running = await started()
+        await wait_until(lambda: _stopped(commands, running), 15, f'{what} (pid {running}) was still running')
+    finally:
+        await _kill(commands, pid)
+
+
 DETACH = (
     'command -v setsid >/dev/null 2>&1 || exit 127; '
     f'setsid sh -c \': > "$3"; {WAIT_FOR_RELEASE}\' sh "$@" </dev/null >/dev/null 2>&1 & '
@@ -189,20 +199,17 @@ class ProcessRules:
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             pid_file = posixpath.join(root, 'pid')
-            pid = None
-            try:
-                pid = await _timed_out_pid(
+            await _expect_stopped(
+                commands,
+                lambda: _timed_out_pid(
                     workspace,
                     pid_file,
                     lambda timeout: commands.run(['sh', '-c', WRITE_PID_THEN_SLEEP, 'sh', pid_file], timeout=timeout),
                     'the timed-out command',
                     'a 60 s sleep',
-                )
-                await wait_until(
-                    lambda: _stopped(commands, pid), 15, f'the timed-out command (pid {pid}) was still running'
-                )
-            finally:
-                await _kill(commands, pid)
+                ),
+                'the timed-out command',
+            )
 
     @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
     async def test_timeout_stops_the_process_tree(self, backend: WorkspaceBackend) -> None:
@@ -211,9 +218,9 @@ class ProcessRules:
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             pid_file = posixpath.join(root, 'child-pid')
-            pid = None
-            try:
-                pid = await _timed_out_pid(
+            await _expect_stopped(
+                commands,
+                lambda: _timed_out_pid(
                     workspace,
                     pid_file,
                     lambda timeout: commands.run(
@@ -223,12 +230,9 @@ class ProcessRules:
                     ),
                     "the shell string's child",
                     'a shell string running a 60 s child',
-                )
-                await wait_until(
-                    lambda: _stopped(commands, pid), 15, f"the timed-out shell's child (pid {pid}) was still running"
-                )
-            finally:
-                await _kill(commands, pid)
+                ),
+                "the timed-out shell's child",
+            )
 
     @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
     async def test_cancellation_stops_the_process_tree(self, backend: WorkspaceBackend) -> None:
@@ -237,8 +241,8 @@ class ProcessRules:
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             pid_file = posixpath.join(root, 'child-pid')
-            pid = None
-            try:
+
+            async def cancelled() -> str:
                 async with anyio.create_task_group() as group:
                     group.start_soon(
                         lambda: commands.run(
@@ -248,12 +252,9 @@ class ProcessRules:
                     )
                     await wait_until(lambda: workspace.exists(pid_file), 30, "the shell string's child never started")
                     group.cancel_scope.cancel()
-                pid = await _pid_from(workspace, pid_file, "the shell string's child")
-                await wait_until(
-                    lambda: _stopped(commands, pid), 15, f"the cancelled shell's child (pid {pid}) was still running"
-                )
-            finally:
-                await _kill(commands, pid)
+                return await _pid_from(workspace, pid_file, "the shell string's child")
+
+            await _expect_stopped(commands, cancelled, "the cancelled shell's child")
 
     @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
     async def test_a_redirected_background_job_does_not_delay_run(self, backend: WorkspaceBackend) -> None:

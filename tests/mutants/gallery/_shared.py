@@ -34,12 +34,6 @@ async def _blocking(function: Callable[..., T], *args: object) -> T:
     return await anyio.to_thread.run_sync(functools.partial(function, *args))
 
 
-def _within(path: Path, jail: Path) -> bool:
-    """Whether `path` is strictly below `jail` (both resolved): the only places a destructive mutant may touch."""
-    resolved, root = path.resolve(), jail.resolve()
-    return resolved != root and resolved.is_relative_to(root)
-
-
 def _sacrificial_dir(run_dir: Path) -> Path:
     """Like the `local` target's sacrificial environments: two levels below a directory of its own."""
     (run_dir / 'destructive').mkdir(parents=True, exist_ok=True)

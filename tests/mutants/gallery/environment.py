@@ -21,7 +21,7 @@ from workspace_conformance.doubles.forwarding import RunCall
 from workspace_conformance.targets.local_shell import CommandsOnly
 
 from ..registry import breaks, mutant, shared_dir
-from ._shared import InterceptsRun, _sacrificial_dir, _within
+from ._shared import InterceptsRun, _below, _sacrificial_dir
 
 
 @breaks(
@@ -121,7 +121,7 @@ class WriteRecreatesTheWorkingDir(LocalWorkspaceBackend):
         def make_parents() -> None:
             alive = root.is_dir()
             parent = Path(path).parent
-            if _within(parent, root.parents[1]):  # the bug stays inside the sacrificial directory
+            if _below(parent, root.parents[1]):  # the bug stays inside the sacrificial directory
                 parent.mkdir(parents=True, exist_ok=True)  # the bug: `mkdir -p` before the environment is checked
             if not alive:
                 raise WorkspaceUnavailableError(f'local workspace directory {root} does not exist')

@@ -23,7 +23,7 @@ from pydantic_ai.workspaces import FileEntry, LocalWorkspaceBackend, WorkspaceEr
 from workspace_conformance.doubles import InMemoryBackend
 
 from ..registry import breaks, breaks_in_memory, mutant
-from ._shared import _below, _blocking, _refuse_outside, _sacrificial_dir, _within
+from ._shared import _below, _blocking, _refuse_outside, _sacrificial_dir
 
 MiB = 1024 * 1024
 
@@ -181,7 +181,7 @@ class WritingOverADirectoryReplacesIt(LocalWorkspaceBackend):
         def clear() -> None:
             target = Path(path)
             # Only below the working directory: the bug may destroy nothing but the rule's scratch data.
-            if target.is_dir() and not target.is_symlink() and _within(target, root):
+            if target.is_dir() and not target.is_symlink() and _below(target, root):
                 shutil.rmtree(target)
 
         await _blocking(clear)
@@ -280,7 +280,7 @@ class RefusesOnlyTheWorkingDir(LocalWorkspaceBackend):
             target = Path(path)
             if not target.is_symlink() and self._refuses(target, root):
                 raise ValueError('cannot remove the workspace root')
-            if not _within(target, self._jail):
+            if not _below(target, self._jail):
                 # Not the modelled bug: the guard that keeps the mutant inside its run directory.
                 raise ValueError(f'mutant refuses to touch {path}, outside its run directory')
             if target.is_dir() and not target.is_symlink():

@@ -29,7 +29,7 @@ from workspace_conformance.doubles.forwarding import RunCall
 from workspace_conformance.targets.local import LAZY_PROVIDER, LazyLocalBackend
 
 from ..registry import Build, breaks, mutant, shared_dir
-from ._shared import InterceptsRun, _sacrificial_dir, _within
+from ._shared import InterceptsRun, _below, _sacrificial_dir
 
 
 class RefAndWorkingDirOnly:
@@ -180,7 +180,7 @@ mutant(
 
 def _recreating_attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
     path = Path(ref.id)
-    if _within(path, run_dir):  # the bug stays inside the run directory
+    if _below(path, run_dir):  # the bug stays inside the run directory
         path.mkdir(parents=True, exist_ok=True)
     return LocalWorkspaceBackend(path)
 
@@ -396,7 +396,7 @@ mutant(
 class DestroysItsEnvironmentWhenCollected(LazyLocalBackend):
     def __del__(self) -> None:
         # The bug: the SDK object's finalizer terminates the sandbox it created (only inside the run directory).
-        if self._ref is not None and _within(Path(self._ref.id), self._parent):
+        if self._ref is not None and _below(Path(self._ref.id), self._parent):
             shutil.rmtree(self._ref.id, ignore_errors=True)
 
 

@@ -28,7 +28,7 @@ from pydantic_ai.workspaces.protocol import validate_timeout
 from workspace_conformance.doubles.forwarding import RunCall
 
 from ..registry import breaks, mutant
-from ._shared import HandRolled, InterceptsRun, _argv, _blocking, _check_form, _command_env, _decoded, _within
+from ._shared import HandRolled, InterceptsRun, _argv, _below, _blocking, _check_form, _command_env, _decoded
 
 
 def _spawn(
@@ -111,7 +111,7 @@ def _kill_where(chosen: Callable[[Path], bool]) -> None:
 def _restarting_attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
     """Attach as a sandbox that restarts on attach: every process working in the environment is killed first."""
     root = Path(ref.id).resolve()
-    if _within(root, run_dir):  # never anything outside the run directory
+    if _below(root, run_dir):  # never anything outside the run directory
 
         def works_in_the_environment(process: Path) -> bool:
             cwd = Path(os.readlink(process / 'cwd'))
