@@ -33,6 +33,10 @@ LONGREPR_LIMIT = 64_000
 """Characters of a failure's traceback, and of each captured output, kept in its report."""
 REDACTOR = pytest.StashKey[Redactor]()
 PROPERTY = 'workspace_conformance'
+CATALOG_PROPERTY = 'workspace_conformance_catalog'
+"""The user property carrying a suite class's catalog, on the first report of that class each process sends."""
+CATALOG_SENT = pytest.StashKey[set[tuple[str, type]]]()
+"""The (subject, class) pairs whose catalog this process has sent (an xdist worker's config is its own)."""
 FAIL_UNDER = pytest.StashKey[FailUnder]()
 """The session's verdict gate (`--conformance-fail-under`, ini `conformance_fail_under`), when one is set."""
 PERMISSION_RULE = 'permission_denied_uses_builtin_error'
@@ -64,15 +68,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     klass = getattr(item, 'cls', None)
     if meta is not None and klass is not None:
         _redact_longrepr(report, item.config)
-        report.user_properties.append((PROPERTY, _tag(item, meta, klass)))
+        report.user_properties.extend(_properties(item, meta, klass))
     return report
 
 
+def _properties(item: pytest.Item, meta: Rule, klass: type) -> list[tuple[str, dict[str, Any]]]:
+    """A rule report's tag, preceded by its class's catalog the first time this process reports on that class."""
+    tag = _tag(item, meta, klass)
+    sent = item.config.stash.setdefault(CATALOG_SENT, set())
+    if (tag['subject'], klass) in sent:
+        return [(PROPERTY, tag)]
+    sent.add((tag['subject'], klass))
+    return [(CATALOG_PROPERTY, _catalog(tag['subject'], klass)), (PROPERTY, tag)]
+
+
 def _tag(item: pytest.Item, meta: Rule, klass: type) -> dict[str, Any]:
+    """What one report says of its rule, loop and fixtures; the class's catalog travels apart, once."""
     return {
         'subject': f'{item.nodeid.split("::")[0]}::{klass.__qualname__}',
         'rule': meta.to_dict(),
         'anyio_backend': _anyio_backend(item),
+        **_identity(item),
+    }
+
+
+def _catalog(subject: str, klass: type) -> dict[str, Any]:
+    """What a suite class says of all its rules (the catalog, the overridden ones, its summary and loops left out)."""
+    return {
+        'subject': subject,
         'suite_rules': [{'id': r.id, 'area': r.area, 'level': r.level} for r in catalog(klass)],
         'overridden': {
             o.rule.id: {'area': o.rule.area, 'level': o.rule.level, 'clause': o.rule.clause, 'how': o.how}
@@ -82,7 +105,6 @@ def _tag(item: pytest.Item, meta: Rule, klass: type) -> dict[str, Any]:
         'loops_left_out': {
             str(k): str(v) for k, v in (getattr(klass, 'conformance_loops_left_out', None) or {}).items()
         },
-        **_identity(item),
     }
 
 
@@ -190,7 +212,7 @@ class ConformanceRecorder:
                 when='call',
                 user_properties=[
                     (OUTCOME_PROPERTY, {'failure': str(failure), 'observed': failure.observed}),
-                    (PROPERTY, _tag(item, meta, klass)),
+                    *_properties(item, meta, klass),
                 ],
             )
             self.pytest_runtest_logreport(report)
@@ -198,17 +220,14 @@ class ConformanceRecorder:
             self._write(interrupted=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        sent = user_property(report, CATALOG_PROPERTY)
+        if isinstance(sent, dict):
+            self._remember_catalog(sent)
         found = user_property(report, PROPERTY)
         if not isinstance(found, dict):
             return
         tag: dict[str, Any] = found
-        subject = self.subjects.setdefault(
-            tag['subject'], SubjectResults(subject=tag['subject'], summary=tag.get('summary', True))
-        )
-        for entry in tag['suite_rules']:
-            subject.expected.setdefault(entry['id'], (entry['area'], entry['level']))
-        subject.overridden.update(tag.get('overridden', {}))
-        subject.loops_left_out.update(tag.get('loops_left_out', {}))
+        subject = self._subject(tag['subject'])
         subject.backend_class = tag.get('backend_class') or subject.backend_class
         subject.ref_provider = tag.get('ref_provider') or subject.ref_provider
         subject.declared_limits.update(tag.get('declared_limits', {}))
@@ -218,6 +237,19 @@ class ConformanceRecorder:
         merged = merge(subject.outcomes.get(key), report, tag)
         if merged is not None:
             subject.outcomes[key] = merged
+
+    def _subject(self, name: str) -> SubjectResults:
+        """What is recorded for the suite class `name`, started empty on its first mention."""
+        return self.subjects.setdefault(name, SubjectResults(subject=name))
+
+    def _remember_catalog(self, sent: dict[str, Any]) -> None:
+        """Keep a suite class's catalog, which each process sends once, with the first report of that class."""
+        subject = self._subject(sent['subject'])
+        subject.summary = bool(sent.get('summary', True))
+        for entry in sent['suite_rules']:
+            subject.expected.setdefault(entry['id'], (entry['area'], entry['level']))
+        subject.overridden.update(sent.get('overridden', {}))
+        subject.loops_left_out.update(sent.get('loops_left_out', {}))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.report is not None:
