@@ -110,6 +110,7 @@ def refuses():
 FAKE_KEY = 'sk-test-9876543210fedcbaSECRET'
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_a_key_in_the_environment_and_in_failures_reaches_no_bundle_file_and_no_terminal(tmp_path: Path) -> None:
     (tmp_path / 'leaky_factories.py').write_text(LEAKY_FACTORIES)
     os.environ['FAKE_PROVIDER_API_KEY'] = FAKE_KEY  # read by the child through os.environ, removed below

@@ -22,6 +22,7 @@ def test_script_example_runs(example: str) -> None:
     exec(compile(example, 'docs/doubles.md', 'exec'), {'__name__': 'docs_example'})
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_suite_example_certifies_without_failures(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_example=SUITES[0])
     result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')

@@ -83,6 +83,7 @@ def test_every_format_is_written(pytester: pytest.Pytester, tmp_path: Path) -> N
     assert 'name="outcome" value="skipped"' in junit and 'name="skip_kind" value="declared-limit"' in junit
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_serial_and_two_workers_record_the_same_outcomes(pytester: pytest.Pytester, tmp_path: Path) -> None:
     _run(pytester, tmp_path / 'serial')
     _run(pytester, tmp_path / 'parallel', '-n', '2')
@@ -91,6 +92,7 @@ def test_serial_and_two_workers_record_the_same_outcomes(pytester: pytest.Pytest
     assert len(serial) == 10  # five rules on asyncio and trio
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_a_failure_naming_undecodable_bytes_reaches_the_report_from_a_worker(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,6 +127,7 @@ def test_a_declared_limit_makes_the_run_partial_and_its_reason_shows_everywhere(
     assert reason in (out / 'report.html').read_text()
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_an_interrupted_run_still_writes_an_incomplete_report(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,6 +141,7 @@ def test_an_interrupted_run_still_writes_an_incomplete_report(
     assert any(result.outcome == 'missing' for suite in report.suites for result in suite.results)
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_bundle_verifies_and_a_changed_outcome_is_named(tmp_path: Path) -> None:
     bundle = tmp_path / 'bundle'
     result = subprocess.run(
@@ -176,6 +180,7 @@ def test_bundle_verifies_and_a_changed_outcome_is_named(tmp_path: Path) -> None:
     assert f'report.json: rule {passed["rule_id"]}: recorded as passed, but its results say failed' in tampered.stdout
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_diff_names_regressions_and_exits_1(pytester: pytest.Pytester, tmp_path: Path) -> None:
     _run(pytester, tmp_path / 'good')
     pytester.makepyfile(test_subject=SUITE)

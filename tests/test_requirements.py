@@ -254,6 +254,7 @@ def _compare(report: Report, backend: Lacking, only: set[str] | None = None) -> 
     return wrong
 
 
+@pytest.mark.slow  # a whole-suite run
 @pytest.mark.parametrize('backend', BACKENDS, ids=lambda backend: backend.name)
 def test_each_rule_skips_with_the_kind_its_requirements_imply(pytester: pytest.Pytester, backend: Lacking) -> None:
     report = _run(pytester, backend.body)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from workspace_conformance.reports.model import Report
 
 REMOTE = """
@@ -72,6 +74,7 @@ def test_a_bad_deadline_is_a_usage_error() -> None:
     assert 'Traceback' not in result.stderr
 
 
+@pytest.mark.slow  # a certification through a double with round-trip latency injected
 def test_every_rule_that_ran_reports_its_calls_round_trips_and_seconds(tmp_path: Path) -> None:
     _, report = _certify(tmp_path, '-k', 'round_trip or exists', target='slow_remote:remote')
     ran = [outcome for suite in report.suites for outcome in suite.results if outcome.outcome == 'passed']

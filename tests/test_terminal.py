@@ -208,6 +208,7 @@ def _certify(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_certify_of_three_failing_rules_prints_their_blocks_within_the_line_budget(tmp_path: Path) -> None:
     result = _certify(tmp_path)
     assert result.returncode == 1, result.stdout[-3000:]

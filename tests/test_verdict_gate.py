@@ -212,6 +212,7 @@ def test_a_runner_gap_on_the_permission_rule_says_once_how_to_check_it(pytester:
         assert 'run its commands as a user without that override' in hint, hint
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_under_xdist_the_controller_prints_the_hint_once_and_applies_the_gate(pytester: pytest.Pytester) -> None:
     backend = 'LocalWorkspaceBackend' if bypasses_permissions() else 'ReadsEverything'
     pytester.makepyfile(test_subject=BYPASSED.replace('BACKEND(', f'{backend}('))

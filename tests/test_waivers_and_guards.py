@@ -50,6 +50,7 @@ def _run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
     return pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-rsxX', *args)
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_declared_limit_skips_with_its_reason_and_makes_the_verdict_partial(pytester: pytest.Pytester) -> None:
     result = _run(
         pytester,
@@ -312,6 +313,7 @@ class TestGrouped(Base):
     )
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_every_skip_of_a_bare_backend_is_classified(pytester: pytest.Pytester) -> None:
     # Only `backend`: each optional-fixture rule skips as fixture-missing, and nothing skips unclassified.
     result = _run(

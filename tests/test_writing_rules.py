@@ -24,6 +24,7 @@ def test_the_example_uses_only_the_authoring_api() -> None:
         assert name in authoring.__all__, name
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_a_project_rule_is_reported_under_its_own_id_and_its_mutant_fails_it(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_my_rules=CODE)
     out = pytester.path / 'report'

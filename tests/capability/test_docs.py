@@ -13,6 +13,7 @@ SUITES = [
 ]
 
 
+@pytest.mark.slow  # a whole-suite run
 def test_the_quickstart_certifies_without_failures(pytester: pytest.Pytester) -> None:
     assert len(SUITES) == 1
     pytester.makepyfile(test_quickstart=SUITES[0])
