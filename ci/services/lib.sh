@@ -100,7 +100,11 @@ pip_extra() {
     python -c "import $module" 2>/dev/null && return 0
     version=$(python -c 'import importlib.metadata as m; print(m.version("pydantic-ai-harness"))') \
         || { say "pydantic-ai-harness is not installed in $(command -v python)"; return 1; }
-    python -m pip install -q "pydantic-ai-harness[$extra]==$version" 2>&1 | grep -v '^WARNING: Location' >&2 || true
+    if python -m pip --version >/dev/null 2>&1; then
+        python -m pip install -q "pydantic-ai-harness[$extra]==$version" 2>&1 | grep -v '^WARNING: Location' >&2 || true
+    else  # an environment uv built has no pip: nox's uv is on PATH after it
+        uv pip install -q --python "$(command -v python)" "pydantic-ai-harness[$extra]==$version" >&2 || true
+    fi
     python -c "import $module" || { say "could not install pydantic-ai-harness[$extra]"; return 1; }
 }
 
