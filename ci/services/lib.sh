@@ -7,10 +7,8 @@ mkdir -p "$WC_SERVICES"
 
 say() { echo "services: $*" >&2; }
 
-# apt_install COMMAND PACKAGE...: install the packages unless COMMAND is already on PATH (root only).
-apt_install() {
-    local command=$1; shift
-    command -v "$command" >/dev/null 2>&1 && return 0
+# apt_get_install PACKAGE...: install the packages (root only), after one `apt-get update` per set of services.
+apt_get_install() {
     if [ "$(id -u)" != 0 ]; then say "need root to install $*"; return 1; fi
     if [ ! -e "$WC_SERVICES/.apt-updated" ]; then
         apt-get update -qq >/dev/null && touch "$WC_SERVICES/.apt-updated"
@@ -18,12 +16,33 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
-# export_var NAME VALUE: record a variable for the tests (the env file is sourced by ci/services/run-with).
+# apt_install COMMAND PACKAGE...: install the packages unless COMMAND is already on PATH (root only).
+apt_install() {
+    local command=$1; shift
+    command -v "$command" >/dev/null 2>&1 && return 0
+    apt_get_install "$@"
+}
+
+# apt_install_missing COMMAND:PACKAGE...: one apt-get run for every package whose command is not on PATH, so
+# services that then install nothing more can start side by side.
+apt_install_missing() {
+    local pair missing=()
+    for pair in "$@"; do
+        command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+    done
+    [ "${#missing[@]}" = 0 ] || apt_get_install "${missing[@]}"
+}
+
+# export_var NAME VALUE: record a variable for the tests (the env file is sourced by ci/services/run-with); services
+# starting at once take turns on a lock.
 export_var() {
-    touch "$ENV_FILE"
-    grep -v "^export $1=" "$ENV_FILE" > "$ENV_FILE.new" || true
-    printf 'export %s=%q\n' "$1" "$2" >> "$ENV_FILE.new"
-    mv "$ENV_FILE.new" "$ENV_FILE"
+    (
+        flock 9
+        touch "$ENV_FILE"
+        grep -v "^export $1=" "$ENV_FILE" > "$ENV_FILE.new" || true
+        printf 'export %s=%q\n' "$1" "$2" >> "$ENV_FILE.new"
+        mv "$ENV_FILE.new" "$ENV_FILE"
+    ) 9>"$ENV_FILE.lock"
 }
 
 # stop_pidfile FILE NAME: TERM the process in FILE, wait up to 20 s, then KILL it.
