@@ -30,7 +30,7 @@ from pydantic_ai.workspaces import (
 from .._frames import machinery_hidden
 from ..vocabulary import CAPABILITY_AREAS
 from ._rule import Rule
-from ._supplied import described, select
+from ._supplied import layer_names, select
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
@@ -104,7 +104,7 @@ SUBJECT: dict[str, str] = {
     'workspace_commands': "the capability's workspace runs no commands",
     'files_only': "the capability's workspace runs commands",
     'local_backend': 'the backend is {backend}, not a LocalWorkspaceBackend',
-    'wrapper_layer': '{workspace} has no WrapperWorkspace layer and no policy wraps it',
+    'wrapper_layer': "the capability's workspace ({workspace}) has no WrapperWorkspace layer and no policy wraps it",
 }
 """Requirements on the subject's own shape, in the order they are resolved, and the skip (`not-applicable`) of each.
 
@@ -300,7 +300,7 @@ def _subject(rule: Rule, subject: object, fixtures: Mapping[str, Any]) -> Unmet 
         if unmet.get(requirement, False):
             return Unmet('not-applicable', SUBJECT[requirement].format(backend=type(workspace.backend).__name__))
     if 'wrapper_layer' in needs and not _wrapped(workspace, fixtures.get('policy')):
-        return Unmet('not-applicable', SUBJECT['wrapper_layer'].format(workspace=described(workspace)))
+        return Unmet('not-applicable', SUBJECT['wrapper_layer'].format(workspace=layer_names(workspace)))
     return None
 
 

@@ -18,6 +18,7 @@ __all__ = (
     'accepted',
     'described',
     'first_use',
+    'layer_names',
     'own_environment',
     'ref_text',
     'run_context',
@@ -35,6 +36,13 @@ def described(selected: object) -> str:
     """`ReadOnlyWorkspace>LocalWorkspaceBackend with ref local:/x`, for failure messages."""
     if selected is None:
         return 'None'
+    ref = getattr(selected, 'ref', None)
+    named = f'{ref.provider}:{ref.id}' if isinstance(ref, WorkspaceRef) else repr(ref)
+    return f'{layer_names(selected)} with ref {named[:300]}'
+
+
+def layer_names(selected: object) -> str:
+    """`ReadOnlyWorkspace>LocalWorkspaceBackend`: the classes of its layers and its backend, outermost first."""
     layers: list[str] = []
     layer: object = selected
     while isinstance(layer, Workspace):
@@ -42,9 +50,7 @@ def described(selected: object) -> str:
             layers.append(type(layer).__name__)
         layer = layer._backend  # the layers are what a failure must name
     layers.append(type(layer).__name__)
-    ref = getattr(selected, 'ref', None)
-    named = f'{ref.provider}:{ref.id}' if isinstance(ref, WorkspaceRef) else repr(ref)
-    return f'{">".join(layers)} with ref {named[:300]}'
+    return '>'.join(layers)
 
 
 def ref_text(ref: WorkspaceRef) -> str:
