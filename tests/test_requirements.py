@@ -1,7 +1,8 @@
 """The catalog's `requires` is the single truth: a rule on a backend lacking one thing skips with the kind it implies.
 
 The expected kind comes from an oracle written here from the catalog and the documented order (contract, protocol,
-optional fixture, switch or declared limit, environment tool); the observed one comes from a real run's report.
+optional fixture, switch or declared limit, the subject's shape, environment tool); the observed one comes from a
+real run's report. The capability suite's shape requirements are checked here on `resolve` itself.
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
+from pydantic_ai.workspaces import LocalWorkspaceBackend, WrapperWorkspace
 
-from workspace_conformance import rules
+from workspace_conformance import authoring, rules
+from workspace_conformance.capability import capability_rules
+from workspace_conformance.doubles import InMemoryProvider, ScriptedCommands, memory_backend
 from workspace_conformance.engine._requires import RuleSkipped, resolve, skip_reason
 from workspace_conformance.engine._versions import pydantic_ai_at_least
 from workspace_conformance.reports.model import Report
@@ -54,6 +59,8 @@ class Lacking:
     switches_off: frozenset[str] = frozenset()
     limits_all: bool = False
     missing_tools: frozenset[str] = field(default_factory=frozenset)
+    local: bool = False
+    """Whether the backend is a `LocalWorkspaceBackend`."""
 
 
 def expected_kind(rule: Rule, backend: Lacking) -> str | None:
@@ -86,6 +93,8 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
         return 'fixture-missing'
     if any(SWITCHES[need] in backend.switches_off for need in needs & set(SWITCHES)) or backend.limits_all:
         return 'declared-limit'
+    if 'local_backend' in needs and not backend.local:
+        return 'not-applicable'
     tools = needs & {'mkfifo', 'setsid'} | ({'ln'} if 'ln' in needs and not backend.symlinks else set())
     if backend.commands and tools & backend.missing_tools:
         return 'environment'
@@ -307,6 +316,7 @@ class NoTools(LocalWorkspaceBackend):
         realpath=True,
         fixtures=frozenset({'attach'}),
         missing_tools=frozenset({'ln', 'mkfifo', 'setsid'}),
+        local=True,
     )
     wrong = _compare(report, backend, only=needing)
     assert not wrong, '\n'.join(wrong)
@@ -331,3 +341,67 @@ def test_the_order_is_protocol_then_fixture_then_limit() -> None:
     assert unmet is not None and unmet.kind == 'declared-limit' and 'has_real_posix_shell' in unmet.why
     skipped = RuleSkipped(rule, unmet.kind, unmet.why)
     assert (skipped.kind, skipped.why, skipped.msg) == (unmet.kind, unmet.why, skip_reason(rule, unmet.kind, unmet.why))
+
+
+def _capability_rule(rule_id: str) -> Rule:
+    return next(rule for rule in capability_rules() if rule.id == rule_id)
+
+
+def test_a_capability_rule_reads_the_shape_of_the_workspace_supplied(tmp_path: Path) -> None:
+    # The shape requirements read `get_workspace(ref=None)`'s workspace, each one a not-applicable naming what lacks.
+    local = _capability_rule('local_commands_inherit_only_the_documented_variables')
+    assert local.requires == ('local_workspace', 'workspace_commands', 'local_backend')
+    cases: list[tuple[object, str | None]] = [
+        (InMemoryProvider().capability(), 'the capability is not a LocalWorkspace'),
+        (LocalWorkspace(tmp_path, read_only=True), "the capability's workspace runs no commands"),
+        (LocalWorkspace(tmp_path), None),
+    ]
+    for capability, why in cases:
+        unmet = resolve(local, capability, {'deps': None})
+        seen = None if unmet is None else (unmet.kind, unmet.why)
+        assert seen == (None if why is None else ('not-applicable', why)), (capability, unmet)
+    files_only = _capability_rule('a_files_only_workspace_refuses_run_with_user_error')
+    assert resolve(files_only, InMemoryProvider().capability(), {'deps': None}) is None
+    unmet = resolve(files_only, InMemoryProvider().capability(read_only=True), {'deps': None})
+    assert unmet is not None and 'read-only' in unmet.why
+    unmet = resolve(files_only, LocalWorkspace(tmp_path), {'deps': None})
+    assert unmet is not None and unmet.why == "the capability's workspace runs commands"
+    wrapper = _capability_rule('wrapper_layers_delegate_what_they_do_not_override')
+    unmet = resolve(wrapper, LocalWorkspace(tmp_path), {'deps': None, 'policy': None})
+    assert unmet is not None and 'has no WrapperWorkspace layer' in unmet.why
+    assert resolve(wrapper, LocalWorkspace(tmp_path), {'deps': None, 'policy': WrapperWorkspace}) is None
+    assert resolve(wrapper, LocalWorkspace(tmp_path, read_only=True), {'deps': None, 'policy': None}) is None
+
+
+def test_the_shape_is_resolved_after_fixtures_switches_and_limits(tmp_path: Path) -> None:
+    # Where rule bodies used to check the shape: a gap found before it stays that gap.
+    policy_rule = _capability_rule('a_policy_wrapper_keeps_its_policy_when_commands_exist')
+    read_only = LocalWorkspace(tmp_path, read_only=True)
+    unmet = resolve(policy_rule, read_only, {'deps': None, 'policy': None})
+    assert unmet is not None and unmet.kind == 'fixture-missing'
+    unmet = resolve(policy_rule, read_only, {'deps': None, 'policy': WrapperWorkspace})
+    assert unmet is not None and (unmet.kind, unmet.why) == (
+        'not-applicable',
+        "the capability's workspace runs no commands",
+    )
+    local_output = next(r for r in rules() if r.id == 'local_output_past_10_mib_raises_with_64_kib_previews')
+    scripted = memory_backend(commands=ScriptedCommands())
+    unmet = resolve(local_output, scripted, {'has_real_posix_shell': False})
+    assert unmet is not None and unmet.kind == 'declared-limit'
+    unmet = resolve(local_output, scripted, {})
+    assert unmet is not None and unmet.kind == 'not-applicable' and 'not a LocalWorkspaceBackend' in unmet.why
+    assert resolve(local_output, LocalWorkspaceBackend(tmp_path), {}) is None
+
+
+def test_a_capability_that_supplies_nothing_meets_its_shape_and_fails_in_the_body() -> None:
+    class Broken(AbstractCapability[None]):
+        def get_workspace(self, ctx: object, *, ref: object) -> None:
+            raise RuntimeError('no workspace today')
+
+    for rule_id in ('write_text_encodes_through_write_bytes', 'commands_do_not_see_the_runners_secrets'):
+        assert resolve(_capability_rule(rule_id), Broken(), {'deps': None}) is None
+
+
+def test_a_backend_rule_cannot_require_what_only_a_capability_has() -> None:
+    with pytest.raises(ValueError, match=r"\['writable'\] read a capability"):
+        authoring.rule(area='files', requires=['writable'])

@@ -1,4 +1,4 @@
-"""docs/writing-rules.md runs as written: a project rule made only with `authoring` is reported and can fail."""
+"""docs/writing-rules.md runs as written: project rules (on a backend, on a capability) made with `authoring` only."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ def test_the_example_uses_only_the_authoring_api() -> None:
     assert imported == [
         ('workspace_conformance', 'WorkspaceBackendSuite'),
         ('workspace_conformance.authoring', 'narrow, rule, scratch, workspace_of'),
+        ('workspace_conformance', 'WorkspaceCapabilitySuite'),
+        ('workspace_conformance.authoring', 'accepted, first_use, own_environment, rule'),
     ]
-    for name in ('narrow', 'rule', 'scratch', 'workspace_of', 'expect_error', 'skip', 'wait_until', 'commands_of'):
+    helpers = ('narrow', 'rule', 'scratch', 'workspace_of', 'expect_error', 'skip', 'wait_until', 'commands_of')
+    for name in (*helpers, 'own_environment', 'select', 'first_use', 'accepted', 'described'):
         assert name in authoring.__all__, name
 
 
@@ -29,7 +32,14 @@ def test_a_project_rule_is_reported_under_its_own_id_and_its_mutant_fails_it(pyt
     pytester.makepyfile(test_my_rules=CODE)
     out = pytester.path / 'report'
     result = pytester.runpytest_subprocess(
-        '-p', 'no:cacheprovider', '-n', '2', '--conformance-report', str(out), '-k', 'dotfiles or test_exists'
+        '-p',
+        'no:cacheprovider',
+        '-n',
+        '2',
+        '--conformance-report',
+        str(out),
+        '-k',
+        'dotfiles or test_exists or another_provider',
     )
     outcomes = result.parseoutcomes()
     # The rule passes on the real backend on both event loops, and fails on the mutant (a strict xfail; an XPASS
@@ -43,3 +53,9 @@ def test_a_project_rule_is_reported_under_its_own_id_and_its_mutant_fails_it(pyt
     assert [(s.rule_id, s.status) for s in mutant.rules] == [('dotfiles_are_listed', 'gap')]
     failed = next(r for r in mutant.results if r.rule_id == 'dotfiles_are_listed')
     assert failed.outcome == 'xfailed' and 'lists names that start with a dot' in (failed.excerpt or ''), failed
+    # The capability rule, made with the same API, is reported in its area on the capability's suite.
+    capability = next(suite for suite in report.suites if suite.subject.endswith('::TestMyCapability'))
+    mine = [
+        (s.area, s.level, s.status) for s in capability.rules if s.rule_id == 'refs_of_another_provider_are_declined'
+    ]
+    assert mine == [('untrusted', 'extended', 'passed')], capability.rules

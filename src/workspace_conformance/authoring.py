@@ -3,7 +3,9 @@
 A rule is an `async def test_<rule_id>(self, backend, ...)` method of a `WorkspaceBackendSuite` subclass, decorated
 with `@rule(area=..., requires=[...])`, whose docstring's first sentence states the clause it checks. Its guard
 resolves `requires` before the body runs (one classified skip when something is missing), bounds it with a hang
-guard, and frames every failure with the rule and its clause. See docs/writing-rules.md.
+guard, and frames every failure with the rule and its clause. A capability rule is the same on a
+`WorkspaceCapabilitySuite` subclass, taking `capability` and `deps`: `own_environment`, `select`, `first_use` and
+`accepted` ask for and use the workspace its `get_workspace` supplies. See docs/writing-rules.md.
 """
 
 from __future__ import annotations
@@ -14,6 +16,16 @@ from .engine._failures import RuleFailure, safe_str
 from .engine._guard import RuleRun, current_run, wait_until
 from .engine._hypothesis import call_in_loop, profile_settings, run_in_worker
 from .engine._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
+from .engine._supplied import (
+    accepted,
+    described,
+    first_use,
+    own_environment,
+    ref_text,
+    run_context,
+    select,
+    select_some,
+)
 from .engine._support import (
     SCRATCH_PREFIX,
     MakeSymlink,
@@ -48,25 +60,33 @@ __all__ = (
     'RuleRun',
     'SkipKind',
     'SuiteFixtures',
+    'accepted',
     'call_in_loop',
     'catalog',
     'commands_of',
     'current_run',
+    'described',
     'environment_of',
     'expect_error',
+    'first_use',
     'gather',
     'leaked',
     'machinery_hidden',
     'make_link',
     'narrow',
+    'own_environment',
     'profile_settings',
+    'ref_text',
     'rule',
     'rule_of',
+    'run_context',
     'run_environment_tool',
     'run_in_worker',
     'runners_canary',
     'safe_str',
     'scratch',
+    'select',
+    'select_some',
     'skip',
     'supplied',
     'unwrap',

@@ -67,8 +67,19 @@ Requirement = Literal[
     'dbos',
     'prefect',
     'temporal',
+    'local_backend',
+    'local_workspace',
+    'read_only',
+    'writable',
+    'workspace_commands',
+    'files_only',
+    'wrapper_layer',
 ]
-"""What a rule needs, resolved by its guard before the body runs (see `engine/_requires.py` for each one)."""
+"""What a rule needs, resolved by its guard before the body runs (see `engine/_requires.py` for each one).
+
+The last seven are read from the subject: `local_workspace` from the capability, the others from the workspace its
+`get_workspace(ref=None)` supplies; `local_backend` from a backend rule's backend too, the only one not only for
+capability rules."""
 REQUIREMENTS: tuple[Requirement, ...] = get_args(Requirement)
 
 SkipKind = Literal['not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner', 'overridden']

@@ -15,7 +15,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.workspaces import WorkspaceRef
 
-from ._support import Mark, leave_mark, ref_text, select
+from ..authoring import ref_text, select
+from ._support import Mark, leave_mark
 
 __all__ = ('Attempts', 'Crash', 'cleanup', 'console_logging_off', 'durable_agent', 'idle_ref', 'verdict')
 

@@ -1,4 +1,4 @@
-"""Helpers more than one capability area uses: commands, policy layers, a selection's shape, a marked run."""
+"""Helpers more than one capability area uses: policy layers, a selection's shape, a marked run."""
 
 from __future__ import annotations
 
@@ -6,21 +6,12 @@ from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
-from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceRef, WrapperWorkspace
+from pydantic_ai.workspaces import Workspace, WorkspaceRef, WrapperWorkspace
 from pydantic_ai.workspaces.workspace import workspace_layers
 
-from ._support import Mark, leave_mark, own_environment_if, run_in_agent
+from ._support import Mark, leave_mark, run_in_agent
 
-__all__ = ('marked_run', 'shape', 'stacked', 'stored', 'workspace_running_commands')
-
-
-def workspace_running_commands(capability: AbstractCapability[Any], deps: object) -> Workspace:
-    """The capability's own workspace when it runs commands (not read-only); otherwise the rule is not applicable."""
-
-    def runs_commands(workspace: Workspace) -> bool:
-        return not workspace.read_only and isinstance(workspace.backend, SupportsCommands)
-
-    return own_environment_if(capability, deps, runs_commands, "the capability's workspace runs no commands")
+__all__ = ('marked_run', 'shape', 'stacked', 'stored')
 
 
 def stacked(workspace: Workspace) -> Workspace:

@@ -1,4 +1,7 @@
-"""What capability rules stand on: the suite's fixtures, a run context, I/O watching, and agent runs over a tool."""
+"""What capability rules stand on: the suite's fixtures, I/O watching, marks, and agent runs over a tool.
+
+Asking for the workspace a capability supplies (`own_environment`, `select`, ...) is public: `authoring` has it.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +18,9 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.models.test import TestModel
-from pydantic_ai.usage import RunUsage
-from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
+from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
-from ..authoring import SuiteFixtures, machinery_hidden, safe_str, skip
+from ..authoring import SuiteFixtures, described, machinery_hidden, ref_text, safe_str
 from ._secrets import runners_secrets
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
@@ -27,10 +28,7 @@ __all__ = (
     'CapabilityFixtures',
     'IoWatch',
     'Policy',
-    'described',
-    'run_context',
     'run_in_agent',
-    'select',
     'watching_io',
 )
 
@@ -118,45 +116,6 @@ def watching_io() -> Iterator[IoWatch]:
     finally:
         watch.active = False
         _WATCHES.remove(watch)
-
-
-def run_context(deps: object) -> RunContext[Any]:
-    """A run context like the one an agent run gives `get_workspace` before the run starts."""
-    return RunContext(deps=deps, model=TestModel(), usage=RunUsage())
-
-
-def described(selected: object) -> str:
-    """`ReadOnlyWorkspace>LocalWorkspaceBackend with ref local:/x`, for failure messages."""
-    if selected is None:
-        return 'None'
-    layers: list[str] = []
-    layer: object = selected
-    while isinstance(layer, Workspace):
-        if type(layer) is not Workspace:
-            layers.append(type(layer).__name__)
-        layer = layer._backend  # the layers are what a failure must name
-    layers.append(type(layer).__name__)
-    ref = getattr(selected, 'ref', None)
-    named = f'{ref.provider}:{ref.id}' if isinstance(ref, WorkspaceRef) else repr(ref)
-    return f'{">".join(layers)} with ref {named[:300]}'
-
-
-def select(capability: AbstractCapability[Any], deps: object, ref: WorkspaceRef | None) -> Workspace | None:
-    """What `get_workspace` supplies for `ref`, as the `Workspace` a run's tools would get, or None."""
-    selected = capability.get_workspace(run_context(deps), ref=ref)
-    if selected is None or isinstance(selected, Workspace):
-        return selected
-    if not isinstance(selected, WorkspaceBackend):
-        raise AssertionError(f'get_workspace(ref={ref!r}) returned {selected!r}, neither a backend nor None')
-    return Workspace(selected)
-
-
-def select_some(capability: AbstractCapability[Any], deps: object, ref: WorkspaceRef | None) -> Workspace:
-    """What `get_workspace` supplies for `ref`; failing the rule when it supplies nothing."""
-    selected = select(capability, deps, ref)
-    if selected is None:
-        raise AssertionError(f'get_workspace(ref={ref!r}) returned None: the capability supplies no workspace')
-    return selected
 
 
 def script_one_tool_call(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -255,30 +214,6 @@ def error_text(error: BaseException) -> str:
     return safe_str(error)
 
 
-async def first_use(workspace: Workspace) -> WorkspaceRef:
-    """Make the workspace's first operation (creating or attaching) and return its ref, which must now be set."""
-    await workspace.working_dir()
-    ref = workspace.ref
-    if not isinstance(ref, WorkspaceRef):
-        raise AssertionError(f'after its first operation the workspace reports ref {ref!r}, not a WorkspaceRef')
-    return ref
-
-
-def own_environment(capability: AbstractCapability[Any], deps: object) -> Workspace:
-    """The workspace `get_workspace(ref=None)` supplies, as a run starting fresh would get it."""
-    return select_some(capability, deps, None)
-
-
-def own_environment_if(
-    capability: AbstractCapability[Any], deps: object, applies: Callable[[Workspace], bool], lacking: str
-) -> Workspace:
-    """`own_environment`, when `applies` to it; otherwise the rule is skipped as not applicable, saying `lacking`."""
-    workspace = own_environment(capability, deps)
-    if not applies(workspace):
-        skip('not-applicable', lacking)
-    return workspace
-
-
 def is_fixed(workspace: Workspace) -> bool:
     """Whether the capability supplies one fixed environment: its ref is known before any operation."""
     return workspace.ref is not None
@@ -330,12 +265,6 @@ async def leave_mark(workspace: Workspace) -> Mark:
     return Mark(name, token)
 
 
-def ref_text(ref: WorkspaceRef) -> str:
-    """`WorkspaceRef(provider=..., id=...)` with a long id clipped, for failure messages."""
-    shown = ref.id if len(ref.id) <= 80 else f'{ref.id[:60]}...({len(ref.id)} characters)'
-    return f'WorkspaceRef(provider={ref.provider!r}, id={shown!r})'
-
-
 def assert_started_fresh(
     fixed: Workspace, got: WorkspaceRef | None, seen: bool, mark: Mark, old: WorkspaceRef, run: str
 ) -> None:
@@ -348,16 +277,3 @@ def assert_started_fresh(
         return
     assert got != old, f'{run} ran in {ref_text(old)}, the environment it must not continue'
     assert not (seen and mark.token), f'{run} sees {mark.name}, a file of {ref_text(old)}, which it must not continue'
-
-
-def accepted(capability: AbstractCapability[Any], deps: object, refs: Sequence[WorkspaceRef]) -> list[str]:
-    """The refs of `refs` that `get_workspace` attached to instead of declining (None) or raising, with what it gave."""
-    found: list[str] = []
-    for ref in refs:
-        try:
-            selected = capability.get_workspace(run_context(deps), ref=ref)
-        except Exception:
-            continue  # a clear error declines it too
-        if selected is not None:
-            found.append(f'accepted {ref_text(ref)}: get_workspace returned {described(selected)}')
-    return found

@@ -18,9 +18,9 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WrapperWorkspace
 
-from ..authoring import expect_error, rule, scratch, skip
-from ._shared import stacked, workspace_running_commands
-from ._support import MARK_PREFIX, Policy, described, first_use, own_environment, ref_text, select
+from ..authoring import described, expect_error, first_use, own_environment, ref_text, rule, scratch, select, skip
+from ._shared import stacked
+from ._support import MARK_PREFIX, Policy
 
 __all__ = ('FacadeRules',)
 
@@ -241,14 +241,12 @@ class FacadeRules:
                 await workspace.write_bytes(path, data)
                 await _check_decoding(workspace, path, encoding)
 
-    @rule(area='facade')
+    @rule(area='facade', requires=['writable'])
     async def test_write_text_encodes_through_write_bytes(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """`write_text` encodes (UnicodeEncodeError when it cannot) and writes through the workspace's `write_bytes`."""
         workspace = own_environment(capability, deps)
-        if workspace.read_only:
-            skip('not-applicable', 'a read-only workspace refuses write_text (the read-only rules check that)')
         async with scratch(workspace) as root:
             path = posixpath.join(root, 'text')
             for content, encoding in ((_TEXT, 'utf-8'), ('café', 'latin-1')):
@@ -262,13 +260,13 @@ class FacadeRules:
             with expect_error(UnicodeEncodeError, "write_text('文字', encoding='ascii')"):
                 await workspace.write_text(path, '文字', encoding='ascii')
 
-    @rule(area='facade', contract='2.68')
+    @rule(area='facade', requires=['workspace_commands'], contract='2.68')
     async def test_run_refuses_a_missing_or_file_cwd(self, capability: AbstractCapability[Any], deps: object) -> None:
         """`run(cwd=)` raises FileNotFoundError for a missing dir, NotADirectoryError for a file, TypeError first.
 
         TypeError is a command form mismatch (a string without `shell=True`), checked before the directory.
         """
-        workspace = workspace_running_commands(capability, deps)
+        workspace = own_environment(capability, deps)
         async with scratch(workspace) as root:
             missing, file = posixpath.join(root, 'missing'), posixpath.join(root, 'file')
             await workspace.write_bytes(file, b'x')
@@ -299,23 +297,19 @@ class FacadeRules:
             f'run(["pwd"], cwd={root!r}) exited {result.exit_code} printing {result.stdout.strip()[:200]!r}'
         )
 
-    @rule(area='facade')
+    @rule(area='facade', requires=['writable'])
     async def test_run_rejects_an_empty_argv(self, capability: AbstractCapability[Any], deps: object) -> None:
         """`run([])` raises ValueError, through every layer of the supplied workspace."""
         workspace = own_environment(capability, deps)
-        if workspace.read_only:
-            skip('not-applicable', 'a read-only workspace refuses every run (the read-only rules check that)')
         with expect_error(ValueError, 'run([])'):
             await workspace.run([])
 
-    @rule(area='facade')
+    @rule(area='facade', requires=['writable', 'files_only'])
     async def test_a_files_only_workspace_refuses_run_with_user_error(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """When the backend lacks SupportsCommands, `run()` raises UserError instead of pretending a command ran."""
         workspace = own_environment(capability, deps)
-        if isinstance(workspace.backend, SupportsCommands) or workspace.read_only:
-            skip('not-applicable', 'the backend runs commands, or the workspace is read-only and refuses run')
         with expect_error(UserError, f"run(['true']) on {described(workspace)}, which has no commands"):
             await workspace.run(['true'])
 
@@ -349,7 +343,7 @@ class FacadeRules:
         ref = await first_use(workspace)
         assert workspace.backend.ref == ref, f'.backend reports ref {workspace.backend.ref!r}, not {ref_text(ref)}'
 
-    @rule(area='facade')
+    @rule(area='facade', requires=['wrapper_layer'])
     async def test_wrapper_layers_delegate_what_they_do_not_override(
         self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
     ) -> None:
@@ -363,8 +357,6 @@ class FacadeRules:
         wrapped = policy(workspace) if policy is not None else None
         if isinstance(wrapped, WrapperWorkspace):
             pairs.insert(0, (wrapped, workspace))  # against what it was given, whatever it wraps
-        if not pairs:
-            skip('not-applicable', f'{described(workspace)} has no WrapperWorkspace layer and no policy wraps it')
         name = f'{MARK_PREFIX}delegated-{uuid.uuid4().hex[:12]}'
         file = await _a_file(workspace)
         if file is None and not workspace.read_only:

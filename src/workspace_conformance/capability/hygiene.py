@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
-from pydantic_ai.workspaces import LocalWorkspaceBackend
 
-from ..authoring import CANARY, environment_of, leaked, rule, runners_canary, skip
-from ._shared import workspace_running_commands
+from ..authoring import CANARY, environment_of, leaked, own_environment, rule, runners_canary
 
 __all__ = ('HygieneRules',)
 
@@ -19,27 +17,23 @@ LOCAL_INHERITED = frozenset({'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE'})
 class HygieneRules:
     """Rules on what of the runner's environment reaches commands."""
 
-    @rule(area='hygiene')
+    @rule(area='hygiene', requires=['workspace_commands'])
     async def test_commands_do_not_see_the_runners_secrets(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """A secret-looking variable in the runner's own environment is not visible to the workspace's commands."""
         with runners_canary() as secret:
-            workspace = workspace_running_commands(capability, deps)
+            workspace = own_environment(capability, deps)  # selected with the secret set, as a run would be
             seen = await environment_of(workspace)
         found = leaked(seen, secret)
         assert not found, f"the runner's secret {CANARY} reached commands (as {found})"
 
-    @rule(area='hygiene')
+    @rule(area='hygiene', requires=['local_workspace', 'workspace_commands', 'local_backend'])
     async def test_local_commands_inherit_only_the_documented_variables(
-        self, capability: AbstractCapability[Any], deps: object
+        self, capability: LocalWorkspace[Any], deps: object
     ) -> None:
         """`LocalWorkspace` commands inherit only PATH, HOME, LANG, LC_ALL and LC_CTYPE, plus its own `env`."""
-        if not isinstance(capability, LocalWorkspace):
-            skip('not-applicable', 'the capability is not a LocalWorkspace: other sandboxes set variables of theirs')
-        workspace = workspace_running_commands(capability, deps)
-        if not isinstance(workspace.backend, LocalWorkspaceBackend):
-            skip('not-applicable', 'the workspace is not a LocalWorkspaceBackend')
+        workspace = own_environment(capability, deps)
         configured = set(capability.env or {})
         seen = await environment_of(workspace)
         extra = sorted(set(seen) - LOCAL_INHERITED - configured)

@@ -17,18 +17,11 @@ from pydantic_ai.workspaces import (
 )
 from pydantic_ai.workspaces.workspace import workspace_layers
 
-from ..authoring import rule, skip
+from ..authoring import described, own_environment, rule
 from ._shared import shape
-from ._support import described, own_environment, script_one_tool_call
+from ._support import script_one_tool_call
 
 __all__ = ('LocalRules',)
-
-
-def _local(capability: AbstractCapability[Any]) -> LocalWorkspace[Any]:
-    """The capability as a dataclass `LocalWorkspace`; the rule is skipped as not applicable for any other."""
-    if not isinstance(capability, LocalWorkspace) or not dataclasses.is_dataclass(capability):
-        skip('not-applicable', 'the capability is not a LocalWorkspace')
-    return capability
 
 
 def _authority_layer() -> tuple[type[object], ...]:
@@ -69,12 +62,10 @@ async def _supplied_in_a_run(capabilities: list[AbstractCapability[Any]], **run:
 class LocalRules:
     """Rules on a `LocalWorkspace` capability's options and on composing it with another under its `id`."""
 
-    @rule(area='policies')
-    async def test_local_workspace_options_name_its_layers(
-        self, capability: AbstractCapability[Any], deps: object
-    ) -> None:
+    @rule(area='policies', requires=['local_workspace'])
+    async def test_local_workspace_options_name_its_layers(self, capability: LocalWorkspace[Any], deps: object) -> None:
         """`read_only` wraps a `ReadOnlyWorkspace`, a lower `authority` an `AuthorityWorkspace`, over its directory."""
-        local = _local(capability)
+        local = capability
         workspace = own_environment(capability, deps)
         layers = [kind for kind in workspace_layers(workspace)[:-1] if kind in (*_authority_layer(), ReadOnlyWorkspace)]
         promised = [kind.__name__ for kind in _expected_layers(local)]
@@ -92,12 +83,12 @@ class LocalRules:
             f'LocalWorkspace({own.id!r}) supplied {described(workspace)}, not a backend on its directory'
         )
 
-    @rule(area='selection')
+    @rule(area='selection', requires=['local_workspace'])
     async def test_a_later_namesake_replaces_the_earlier_whole(
-        self, capability: AbstractCapability[Any], deps: object, tmp_path: Path
+        self, capability: LocalWorkspace[Any], deps: object, tmp_path: Path
     ) -> None:
         """Under one `id` a later `LocalWorkspace` wins whole, keeping no earlier option; distinct ids keep both."""
-        local = _local(capability)
+        local = capability
         other = tmp_path / 'earlier-namesake'
         other.mkdir()
         options: dict[str, object] = {'read_only': not local.read_only, 'env': {'WC_EARLIER_ONLY': '1'}}

@@ -22,24 +22,27 @@ from pydantic_ai.workspaces import (
 from pydantic_ai.workspaces.unavailable import NO_WORKSPACE
 from pydantic_ai.workspaces.workspace import workspace_layers
 
-from ..authoring import expect_error, rule
+from ..authoring import (
+    described,
+    expect_error,
+    first_use,
+    own_environment,
+    ref_text,
+    rule,
+    run_context,
+    select,
+    select_some,
+)
 from ..doubles import InMemoryBackend, InMemoryProvider, ProviderCapability
 from ._shared import marked_run, shape, stored
 from ._support import (
     MARK_PREFIX,
     Mark,
     assert_started_fresh,
-    described,
     error_text,
-    first_use,
     is_fixed,
     leave_mark,
-    own_environment,
-    ref_text,
-    run_context,
     run_in_agent,
-    select,
-    select_some,
     watching_io,
 )
 

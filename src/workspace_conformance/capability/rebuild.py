@@ -19,18 +19,9 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
 
-from ..authoring import rule
+from ..authoring import described, first_use, own_environment, ref_text, rule, select
 from ._shared import shape
-from ._support import (
-    MARK_PREFIX,
-    described,
-    error_text,
-    first_use,
-    own_environment,
-    ref_text,
-    script_one_tool_call,
-    select,
-)
+from ._support import MARK_PREFIX, error_text, script_one_tool_call
 
 __all__ = ('RebuildRules', 'Rebuilt', 'rebuilt')
 

@@ -17,8 +17,8 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.workspaces import WorkspaceRef
 
-from ..authoring import rule, runners_canary, skip
-from ._support import first_use, run_in_agent
+from ..authoring import first_use, rule, runners_canary, skip
+from ._support import run_in_agent
 
 __all__ = ('RecordRules',)
 

@@ -11,9 +11,9 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, sanitize
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
-from ..authoring import rule
+from ..authoring import first_use, own_environment, ref_text, rule
 from ._shared import marked_run, stored
-from ._support import assert_started_fresh, first_use, own_environment, ref_text, run_in_agent
+from ._support import assert_started_fresh, run_in_agent
 
 __all__ = ('RunRules',)
 

@@ -7,19 +7,19 @@ from typing import Any
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceUnavailableError
 
-from ..authoring import expect_error, rule, supplied
-from ._shared import shape
-from ._support import (
-    DestroyRef,
+from ..authoring import (
     described,
+    expect_error,
     first_use,
     own_environment,
     ref_text,
+    rule,
     run_context,
-    run_in_agent,
     select,
-    watching_io,
+    supplied,
 )
+from ._shared import shape
+from ._support import DestroyRef, run_in_agent, watching_io
 
 __all__ = ('SelectionRules',)
 

@@ -14,8 +14,7 @@ from typing import Any
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import WorkspaceRef
 
-from ..authoring import SCRATCH_PREFIX, rule, skip
-from ._support import accepted, first_use, own_environment
+from ..authoring import SCRATCH_PREFIX, accepted, first_use, own_environment, rule, skip
 
 __all__ = ('UntrustedRefRules',)
 

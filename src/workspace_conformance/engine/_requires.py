@@ -3,6 +3,10 @@
 The order is the order of the skip kinds: a rule whose backend lacks the protocol is `not-applicable` whatever its
 switches say, a missing optional fixture comes before a declared limit, and an environment tool is looked for
 (one command) only when everything else holds. Rule bodies never re-check any of these.
+
+The subject's own shape (`SUBJECT`: a LocalWorkspaceBackend, the workspace a capability supplies being read-only or
+running commands, ...) is `not-applicable` too, but resolved last, where rule bodies used to check it: a rule that
+also lacks a fixture, a switch or an engine keeps the skip it had then.
 """
 
 from __future__ import annotations
@@ -13,11 +17,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from pydantic_ai.workspaces import SupportsCommands, SupportsFilesystem, SupportsRealpath, Workspace
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai.workspaces import (
+    LocalWorkspaceBackend,
+    SupportsCommands,
+    SupportsFilesystem,
+    SupportsRealpath,
+    Workspace,
+    WrapperWorkspace,
+)
 
 from .._frames import machinery_hidden
 from ..vocabulary import CAPABILITY_AREAS
 from ._rule import Rule
+from ._supplied import layer_names, select
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
@@ -25,6 +38,7 @@ __all__ = (
     'ENGINES',
     'PROBE',
     'PROTOCOLS',
+    'SUBJECT',
     'SWITCHES',
     'TOOLS',
     'RuleSkipped',
@@ -83,6 +97,23 @@ ENGINES: dict[str, tuple[tuple[str, ...], str]] = {
     'temporal': (('temporalio',), 'temporalio is not installed (`pip install workspace-conformance[durable]`)'),
 }
 """Durable-engine requirements: the modules the engine's local harness needs, and the skip when one is missing."""
+SUBJECT: dict[str, str] = {
+    'local_workspace': 'the capability is not a LocalWorkspace',
+    'read_only': "the capability's workspace does not report read_only",
+    'writable': "the capability's workspace is read-only: it refuses every change (the read-only rules check that)",
+    'workspace_commands': "the capability's workspace runs no commands",
+    'files_only': "the capability's workspace runs commands",
+    'local_backend': 'the backend is {backend}, not a LocalWorkspaceBackend',
+    'wrapper_layer': "the capability's workspace ({workspace}) has no WrapperWorkspace layer and no policy wraps it",
+}
+"""Requirements on the subject's own shape, in the order they are resolved, and the skip (`not-applicable`) of each.
+
+`local_backend` reads a backend rule's backend, or the backend beneath the workspace a capability supplies; the others
+are for capability rules: `local_workspace` reads the capability, the rest the workspace `get_workspace(ref=None)`
+supplies (`wrapper_layer` that workspace and the `policy` fixture's wrapping of it).
+"""
+CAPABILITY_ONLY = frozenset(SUBJECT) - {'local_backend'}
+"""Requirements only a capability rule may declare: they read the workspace a capability supplies."""
 TOOLS = ('ln', 'mkfifo', 'setsid')
 """Environment tools, looked for with `command -v` in the backend's environment."""
 SYMLINK_FIXTURES = ('make_symlink', 'storage_holds_symlinks')
@@ -134,12 +165,14 @@ def fixtures_needed(rule: Rule) -> tuple[str, ...]:
             names.append(SWITCHES[requirement][0])
         elif requirement == 'ln':
             names.extend(SYMLINK_FIXTURES)
+        elif requirement in SUBJECT and subject_fixture(rule) == 'capability':
+            names.extend(('deps', 'policy') if requirement == 'wrapper_layer' else ('deps',))
     return tuple(dict.fromkeys(names))
 
 
 def resolve(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
     """The first unmet requirement that needs no backend call, in the fixed order of the skip kinds, or None."""
-    for check in (_contract, _protocols, _optional_fixtures, _switches, _declared, _engines):
+    for check in (_contract, _protocols, _optional_fixtures, _switches, _declared, _engines, _subject):
         unmet = check(rule, backend, fixtures)
         if unmet is not None:
             return unmet
@@ -232,3 +265,55 @@ def _engines(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet 
         if requirement in rule.requires and any(importlib.util.find_spec(module) is None for module in modules):
             return Unmet('environment', why)
     return None
+
+
+def _subject(rule: Rule, subject: object, fixtures: Mapping[str, Any]) -> Unmet | None:
+    """The first of the subject's shape requirements (`SUBJECT`) it does not meet.
+
+    A capability whose `get_workspace` raises or supplies nothing meets them all here: its rule's body fails on that.
+    """
+    needs = [requirement for requirement in SUBJECT if requirement in rule.requires]
+    if not needs:
+        return None
+    if subject_fixture(rule) == 'backend':
+        if 'local_backend' in needs and not isinstance(subject, LocalWorkspaceBackend):
+            return Unmet('not-applicable', SUBJECT['local_backend'].format(backend=type(subject).__name__))
+        return None
+    if 'local_workspace' in needs and not isinstance(subject, LocalWorkspace):
+        return Unmet('not-applicable', SUBJECT['local_workspace'])
+    capability: Any = subject  # whatever the fixture gave: one without `get_workspace` fails in the body
+    try:
+        workspace = select(capability, fixtures.get('deps'), None)
+    except Exception:
+        return None
+    if workspace is None:
+        return None
+    runs_commands = not workspace.read_only and isinstance(workspace.backend, SupportsCommands)
+    unmet = {
+        'read_only': not workspace.read_only,
+        'writable': workspace.read_only,
+        'workspace_commands': not runs_commands,
+        'files_only': isinstance(workspace.backend, SupportsCommands),
+        'local_backend': not isinstance(workspace.backend, LocalWorkspaceBackend),
+    }
+    for requirement in needs:
+        if unmet.get(requirement, False):
+            return Unmet('not-applicable', SUBJECT[requirement].format(backend=type(workspace.backend).__name__))
+    if 'wrapper_layer' in needs and not _wrapped(workspace, fixtures.get('policy')):
+        return Unmet('not-applicable', SUBJECT['wrapper_layer'].format(workspace=layer_names(workspace)))
+    return None
+
+
+def _wrapped(workspace: Workspace, policy: object) -> bool:
+    """Whether `workspace` has a `WrapperWorkspace` layer, or `policy` wraps it in one (true when the policy raises)."""
+    layer: object = workspace
+    while isinstance(layer, Workspace):
+        if isinstance(layer, WrapperWorkspace):
+            return True
+        layer = layer._backend  # the layers themselves are what the requirement reads
+    if not callable(policy):
+        return False
+    try:
+        return isinstance(policy(workspace), WrapperWorkspace)
+    except Exception:
+        return True  # the rule's body calls the policy too, and fails on what it raises

@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 import pytest
 
 from .._frames import machinery_hidden
-from ..vocabulary import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement
+from ..vocabulary import AREAS, CAPABILITY_AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement
 from ._guard import guarded
+from ._requires import CAPABILITY_ONLY
 from ._rule import DEFAULT_TIMEOUT, RULE_ATTRIBUTE, Rule, rule_of
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
@@ -64,6 +65,11 @@ def rule(
     unknown = set(requires) - set(REQUIREMENTS)
     if area not in AREAS or level not in LEVELS or unknown:
         raise ValueError(f'bad rule declaration: area={area!r} level={level!r} unknown requirements={sorted(unknown)}')
+    misplaced = set(requires) & CAPABILITY_ONLY if area not in CAPABILITY_AREAS else set()
+    if misplaced:
+        raise ValueError(
+            f'bad rule declaration: {sorted(misplaced)} read a capability: area={area!r} is a backend area'
+        )
     if contract is not None and not re.fullmatch(r'\d+\.\d+', contract):
         raise ValueError(f'bad rule declaration: contract={contract!r} must be a pydantic-ai version like "2.68"')
 
