@@ -16,7 +16,6 @@ import pytest
 
 from workspace_conformance.capability import WorkspaceCapabilitySuite
 from workspace_conformance.runtime import emergency
-from workspace_conformance.runtime.watchdog import WATCHDOG
 from workspace_conformance.suite import WorkspaceBackendSuite
 
 pytest_plugins = ['pytester', 'tests.xdist_groups']
@@ -59,11 +58,13 @@ def _a_suite_rule(item: pytest.Item) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def _process_wide_state_restored(request: pytest.FixtureRequest) -> Iterator[None]:
-    """An in-process pytester session leaves no emergency cleanup, exit status or remembered hang behind it."""
+def _emergency_exit_restored(request: pytest.FixtureRequest) -> Iterator[None]:
+    """An in-process pytester session leaves no emergency cleanup or exit status behind it.
+
+    Its hangs need no restoring: they live in its own config (`engine._tracing.Hangs`).
+    """
     if 'pytester' not in request.fixturenames:
         yield
         return
     with emergency.isolated():
         yield
-    WATCHDOG.reset()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
 from workspace_conformance import rules
+from workspace_conformance.engine._tracing import HANGS, Hangs, Hung, hangs_of
 from workspace_conformance.reports.model import Report
 
 from .runner import bypasses_permissions
@@ -38,6 +40,15 @@ def suite_over(backend_class):  # a suite class whose shared backend is a `backe
             return backend_class(tmp_path_factory.mktemp('ws'))
 
     return Over
+"""
+
+
+HANGING = """
+class Hanging(LocalWorkspaceBackend):
+    async def working_dir(self):
+        await anyio.sleep_forever()
+
+TestHangs = suite_over(Hanging)
 """
 
 
@@ -174,13 +185,7 @@ def test_a_hanging_backend_fails_each_rule_with_hung_after_and_the_session_goes_
     out = pytester.path / 'report'
     result = _run(
         pytester,
-        """
-class Hanging(LocalWorkspaceBackend):
-    async def working_dir(self):
-        await anyio.sleep_forever()
-
-TestHangs = suite_over(Hanging)
-""",
+        HANGING,
         '-k',
         'working_dir_is_canonical or (test_exists and not below and not working_dir) or stat_and_list_dir',
         '--conformance-time-scale',
@@ -199,6 +204,47 @@ TestHangs = suite_over(Hanging)
     report = Report.model_validate_json((out / 'report.json').read_text())
     durations = {r.rule_id: r.duration for suite in report.suites for r in suite.results if r.outcome == 'failed'}
     assert len(durations) == 3 and all(seconds < 1.2 + 0.6 + 1.5 for seconds in durations.values()), durations
+
+
+def test_a_session_inside_another_keeps_its_hangs_to_itself(
+    pytester: pytest.Pytester, request: pytest.FixtureRequest
+) -> None:
+    """An in-process session remembers its hangs in its own state, leaves the outer's alone, and drops its own."""
+    outer = hangs_of(request.config)
+    remembered = Hung('files/outer_rule', 'outer_operation()')
+    kept: list[tuple[pytest.Config, Hangs]] = []
+
+    class Keep:
+        @pytest.hookimpl(trylast=True)
+        def pytest_sessionfinish(self, session: pytest.Session) -> None:
+            kept.append((session.config, hangs_of(session.config)))
+
+    pytester.makepyfile(test_subject=HEADER + HANGING)
+    outer.hung['outer_operation'] = remembered
+    try:
+        result = pytester.runpytest_inprocess(
+            '-p',
+            'no:cacheprovider',
+            '-k',
+            'working_dir_is_canonical',
+            '--conformance-time-scale',
+            '0.02',
+            plugins=[Keep()],
+        )
+        after = dict(outer.hung)
+    finally:
+        del outer.hung['outer_operation']
+    result.assert_outcomes(failed=1)
+    [(config, inner)] = kept
+    assert inner is not outer and inner.enclosing is outer
+    assert set(inner.hung) == {'working_dir'}, inner.hung  # what hung in the inner session, remembered there
+    assert after.get('outer_operation') is remembered and 'working_dir' not in after, after
+    assert HANGS not in config.stash and hangs_of(request.config) is outer
+    for _ in range(50):  # closed, the inner watchdog's thread ends once it wakes
+        if not inner.watchdog.thread_alive:
+            break
+        time.sleep(0.1)
+    assert not inner.watchdog.thread_alive
 
 
 def test_a_command_given_a_timeout_hangs_once_it_runs_the_slack_past_it(pytester: pytest.Pytester) -> None:

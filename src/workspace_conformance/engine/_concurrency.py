@@ -24,9 +24,9 @@ import anyio
 import pytest
 
 from .._frames import machinery_hidden
-from ..runtime.watchdog import WATCHDOG
 from ._requires import OPTIONAL_FIXTURES, SWITCHES, subject_fixture
 from ._rule import LIFECYCLE_REQUIREMENTS, rule_of
+from ._tracing import hangs_of
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
@@ -312,6 +312,7 @@ async def run_ahead(
     tentative = undecided(leader)
     limiter = anyio.CapacityLimiter(concurrency(leader.config))
     session = leader.session
+    watchdog = hangs_of(leader.config).watchdog
     values: dict[str, Any] = dict(given)
 
     def value(name: str) -> Any:
@@ -346,7 +347,7 @@ async def run_ahead(
                 except BaseException as error:  # every outcome, pytest's included, is replayed at its item
                     raised = error
             item.stash[AHEAD] = Ahead(raised, kwargs, place.accounting)
-            hang = WATCHDOG.hang
+            hang = watchdog.hang
             if hang is not None:  # a rule ignored cancellation: the loop is not to be trusted with more rules
                 session.stash[HALTED] = f'the rule {hang.rule} ignored cancellation, so the run stops'
                 group.cancel_scope.cancel()

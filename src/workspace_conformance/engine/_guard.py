@@ -16,7 +16,7 @@ import pytest
 
 from .._frames import backend_frames, leaf, machinery_hidden, traceback_of
 from ..loop_ties import loop_tie, tie_hint
-from ..runtime.watchdog import GRACE, WATCHDOG, Hang
+from ..runtime.watchdog import GRACE, Hang
 from ._concurrency import (
     ACCOUNTING,
     AHEAD,
@@ -42,6 +42,7 @@ from ._tracing import (
     TIMEOUT_SLACK,
     HangRemembered,
     OperationLog,
+    hangs_of,
     traced,
     unwrap,
 )
@@ -51,7 +52,6 @@ __all__ = (
     'CLEANUP_BOUND',
     'RuleRun',
     'current_run',
-    'describe_latest',
     'guarded',
     'unresponsive',
 )
@@ -108,7 +108,7 @@ class RuleRun:
 
     rule: Rule
     scale: float
-    log: OperationLog = field(default_factory=OperationLog)
+    log: OperationLog
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
@@ -128,38 +128,6 @@ class RuleRun:
             'round_trips': self.log.round_trips,
             'seconds': round(time.monotonic() - self.started, 4),
         }
-
-
-_ACTIVE: dict[int, RuleRun] = {}
-"""The rules running now in this process (several in a batch), for the watchdog."""
-
-
-_LAST: list[RuleRun | None] = [None]
-"""The rule started last in this process, described when none runs (a hang in its event loop's closing)."""
-
-
-def describe_latest() -> str:
-    """What the running rules are stuck in (`backend.stat(...) never returned`), for the watchdog's thread.
-
-    The loop is stuck, so the call to name is the one started last: a call holding the thread started after any
-    call it overlaps.
-    """
-    runs = list(_ACTIVE.values()) or [run for run in _LAST if run is not None]
-    if not runs:
-        return 'no rule has started'
-    stuck = [run for run in runs if run.log.pending or run.log.cancelled]
-    if stuck:
-        run = max(stuck, key=_latest_call)
-        where = f' (in {run.rule.qualified}, one of {len(runs)} rules running at once)' if len(runs) > 1 else ''
-        return run.log.describe_pending(newest=True) + where
-    last = runs[-1].log.last
-    tail = f'; the last backend call was {last}' if last else ''
-    return f'no backend call was pending: its own work, or a task it left, kept the event loop busy{tail}'
-
-
-def _latest_call(run: RuleRun) -> float:
-    starts = [started for _, started in run.log.pending.values()] or [at for _, _, at in run.log.cancelled]
-    return max(starts)
 
 
 def current_run() -> RuleRun:
@@ -266,7 +234,8 @@ async def _check(
     if unmet is not None:
         raise RuleSkipped(rule, unmet.kind, unmet.why)
     request: pytest.FixtureRequest = fixtures['request']
-    run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]))
+    hangs = hangs_of(request.config)
+    run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]), log=OperationLog(hangs))
     tools = tools_to_probe(rule, fixtures[subject], fixtures)
     place = slot()
     if place is not None and place.measuring is not None and subject == 'backend':
@@ -279,12 +248,11 @@ async def _check(
         bound = left or 0.0
     token = _CURRENT.set(run)
     scope = anyio.move_on_after(bound)
-    _ACTIVE[id(run)] = run
-    _LAST[0] = run
+    hangs.started(run.log)
     watch = None
     if in_batch():  # in a batch each rule has its own watch; the leader's item is watched for the whole batch
         deadline = (rule.timeout + CLEANUP_BOUND) * run.scale + GRACE
-        watch = WATCHDOG.watch(rule.qualified, bound, deadline, lambda: run.log.describe_pending(newest=True))
+        watch = hangs.watchdog.watch(rule.qualified, bound, deadline, lambda: run.log.describe_pending(newest=True))
 
     def expired(seen: BaseException | None = None) -> Exception:
         if cut:
@@ -317,7 +285,7 @@ async def _check(
         observed = _observed(run, f'raised {safe_str(error)}{_after(run)}')
         raise _located(_tied_failure(rule, observed, error, request), error) from _cause(error)
     except KeyboardInterrupt as interrupt:
-        hang = WATCHDOG.claim()
+        hang = hangs.watchdog.claim()
         if hang is None:  # Ctrl-C: the session stops
             raise
         raise _located(unresponsive(rule, hang), interrupt) from None
@@ -332,9 +300,9 @@ async def _check(
         raise _located(framed(rule, _observed(run, observed)), error) from _cause(error)
     finally:
         _CURRENT.reset(token)
-        _ACTIVE.pop(id(run), None)
+        hangs.finished(run.log)
         if watch is not None:
-            WATCHDOG.release(watch)
+            hangs.watchdog.release(watch)
         if place is not None:
             place.accounting.update(run.accounting())
         else:

@@ -1,4 +1,10 @@
-"""A transparent proxy that records every backend operation a rule makes, so a hang can name the call."""
+"""A transparent proxy that records every backend operation a rule makes, so a hang can name the call.
+
+A session's hang state is one `Hangs` object in its config's stash (`hangs_of`), built when the plugin configures
+the session and dropped when it unconfigures it, the way pytest keeps its junitxml writer: a session run inside
+another (pytester's in-process runs) has its own, and leaves the other's alone. The watchdog's thread and the rules'
+calls reach it through what they were handed (a bound method, their `OperationLog`), never through a global.
+"""
 
 from __future__ import annotations
 
@@ -7,26 +13,33 @@ import math
 import time
 import weakref
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import pytest
 from pydantic_ai.workspaces import Workspace
 
 from .._frames import machinery_hidden
 from .._mirror import Mirror, mirrored_class, protocol_members
+from ..runtime.watchdog import Watchdog
 from ._returns import wrong_return
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'CALL_BOUND',
     'GRACE_FLOOR',
-    'HUNG',
+    'HANGS',
     'REMEMBERED_GRACE',
     'HangRemembered',
+    'Hangs',
     'Hung',
     'OperationLog',
+    'close_hangs',
     'describe_call',
+    'hangs_of',
+    'open_hangs',
     'traced',
     'unwrap',
 )
@@ -56,8 +69,6 @@ class Hung:
     call: str
 
 
-HUNG: dict[str, Hung] = {}
-"""Operation name -> where it first hung, for the session (cleared when a session starts)."""
 CALL_BOUND = 60.0
 """Seconds (at time scale 1) one backend call may take, even in a rule whose guard is longer (it makes many calls)."""
 REMEMBERED_GRACE = 1.0
@@ -71,24 +82,101 @@ Only on a backend that answered a call before: a backend's first call may also c
 TOOK_KEPT = 32
 """Solitary calls whose durations a rule keeps, for `auto` to measure the backend by."""
 
-_ANSWERED: weakref.WeakSet[object] = weakref.WeakSet()
-"""The backends (the user's objects) that have answered a traced call: their environment exists."""
+
+@dataclass(eq=False)
+class Hangs:
+    """One session's hang state: its watchdog, the operations that hung, the calls in flight, the rules running."""
+
+    enclosing: Hangs | None = None
+    """The state of the session this one runs inside, if any (pytester's in-process runs): the process goes on."""
+    watchdog: Watchdog = field(default_factory=Watchdog)
+    hung: dict[str, Hung] = field(default_factory=dict)
+    """Operation name -> where it first hung in the session."""
+    in_flight: dict[int, tuple[str, OperationLog, anyio.CancelScope, float]] = field(default_factory=dict)
+    """Every traced call in flight: its operation, its rule's log, the scope that may cut it, its start."""
+    answered: weakref.WeakSet[object] = field(default_factory=weakref.WeakSet)
+    """The backends (the user's objects) that have answered a traced call: their environment exists."""
+    running: dict[int, OperationLog] = field(default_factory=dict)
+    """The logs of the rules running now (several in a batch), for the watchdog."""
+    last: OperationLog | None = None
+    """The log of the rule started last, described when none runs (a hang in its event loop's closing)."""
+
+    def started(self, log: OperationLog) -> None:
+        """A rule keeping `log` has started."""
+        self.running[id(log)] = log
+        self.last = log
+
+    def finished(self, log: OperationLog) -> None:
+        """The rule keeping `log` has finished."""
+        self.running.pop(id(log), None)
+
+    def has_answered(self, backend: object) -> bool:
+        """Whether `backend` answered a traced call (one not weakly referenceable never did, so no timeout bound)."""
+        try:
+            return backend in self.answered
+        except TypeError:
+            return False
+
+    def note_answer(self, backend: object) -> None:
+        """`backend` answered a traced call (with a value or an error): its environment exists."""
+        with contextlib.suppress(TypeError):
+            self.answered.add(backend)
+
+    def describe_latest(self) -> str:
+        """What the running rules are stuck in (`backend.stat(...) never returned`), for the watchdog's thread.
+
+        The loop is stuck, so the call to name is the one started last: a call holding the thread started after any
+        call it overlaps.
+        """
+        logs = list(self.running.values()) or ([] if self.last is None else [self.last])
+        if not logs:
+            return 'no rule has started'
+        stuck = [log for log in logs if log.pending or log.cancelled]
+        if stuck:
+            log = max(stuck, key=_latest_call)
+            where = f' (in {log.rule}, one of {len(logs)} rules running at once)' if len(logs) > 1 else ''
+            return log.describe_pending(newest=True) + where
+        last = logs[-1].last
+        tail = f'; the last backend call was {last}' if last else ''
+        return f'no backend call was pending: its own work, or a task it left, kept the event loop busy{tail}'
 
 
-def _has_answered(backend: object) -> bool:
-    try:
-        return backend in _ANSWERED
-    except TypeError:  # not weakly referenceable: treated as never ready, so no timeout bound applies
-        return False
+def _latest_call(log: OperationLog) -> float:
+    starts = [started for _, started in log.pending.values()] or [at for _, _, at in log.cancelled]
+    return max(starts)
 
 
-def _answered(backend: object) -> None:
-    with contextlib.suppress(TypeError):
-        _ANSWERED.add(backend)
+HANGS = pytest.StashKey[Hangs]()
+"""On the config: its session's `Hangs`."""
+_OPEN: ContextVar[Hangs | None] = ContextVar('workspace_conformance_hangs', default=None)
+"""The hang state of the innermost session open in this context, the one a session opened now runs inside."""
 
 
-_IN_FLIGHT: dict[int, tuple[str, OperationLog, anyio.CancelScope, float]] = {}
-"""Every traced call in flight in this process: its operation, its rule's log, the scope that may cut it, its start."""
+def open_hangs(config: pytest.Config) -> None:
+    """Give `config`'s session its hang state (the plugin's `pytest_configure`)."""
+    hangs = Hangs(enclosing=_OPEN.get())
+    config.stash[HANGS] = hangs
+    _OPEN.set(hangs)
+
+
+def close_hangs(config: pytest.Config) -> None:
+    """Drop `config`'s hang state (the plugin's `pytest_unconfigure`); its watchdog stops unless the process exits next.
+
+    The watchdog of the process's outermost session keeps the exit it scheduled after a hang; an inner one's is
+    dropped, since the process goes on with the session around it.
+    """
+    hangs = config.stash.get(HANGS, None)
+    if hangs is None:
+        return
+    del config.stash[HANGS]
+    if _OPEN.get() is hangs:
+        _OPEN.set(hangs.enclosing)
+    hangs.watchdog.close(process_exits=hangs.enclosing is None)
+
+
+def hangs_of(config: pytest.Config) -> Hangs:
+    """The hang state of `config`'s session; built here when the plugin did not configure it (`-p no:...`)."""
+    return config.stash.setdefault(HANGS, Hangs())
 
 
 class HangRemembered(BaseException):
@@ -105,6 +193,8 @@ class OperationLog:
     Times are `time.monotonic()`, so the watchdog thread can read them as well as the rule's event loop.
     """
 
+    hangs: Hangs
+    """The session's hang state: operations that hung earlier, calls in flight."""
     rule: str = ''
     """The rule making the calls (`area/id`), for the hangs it leaves in the session's memory."""
     grace: float = REMEMBERED_GRACE
@@ -153,7 +243,7 @@ class OperationLog:
         self.last = description
         token = self.calls
         self.pending[token] = (description, time.monotonic())
-        remembered = HUNG.get(key)
+        remembered = self.hangs.hung.get(key)
         started = time.monotonic()
         given, most = self.call_bound, 'the most one call may take'
         past_timeout = math.inf if timeout is None else timeout + self.timeout_slack
@@ -164,7 +254,7 @@ class OperationLog:
             given = min(given, self.grace)
         limit = anyio.CancelScope(deadline=anyio.current_time() + given)
         flight = id(limit)
-        _IN_FLIGHT[flight] = (key, self, limit, started)
+        self.hangs.in_flight[flight] = (key, self, limit, started)
         try:
             with limit:
                 result = await operation()
@@ -173,14 +263,14 @@ class OperationLog:
             raise
         finally:
             del self.pending[token]
-            _IN_FLIGHT.pop(flight, None)
+            self.hangs.in_flight.pop(flight, None)
             took = time.monotonic() - started
             if alone and self.calls == token and len(self.took) < TOOK_KEPT:  # no other call overlapped it
                 self.took.append(took)
             if self.observer is not None:
                 self.observer(self.took)
         if limit.cancelled_caught:
-            remembered = HUNG.get(key)
+            remembered = self.hangs.hung.get(key)
             if remembered is None or remembered.rule == self.rule:  # it hung here first: remember it for later rules
                 elapsed = time.monotonic() - started
                 if not by_timeout:
@@ -196,7 +286,8 @@ class OperationLog:
                 f'rule {remembered.rule} earlier, so it was given {self.grace:g} s here'
             )
         if remembered is not None and remembered.rule != self.rule:
-            HUNG.pop(key, None)  # it answered within its grace: the backend recovered, later calls get full time
+            # It answered within its grace: the backend recovered, later calls get full time.
+            self.hangs.hung.pop(key, None)
         problem = wrong_return(name, result)
         if problem is not None:
             self.wrong_returns.append(f'backend.{description} {problem}: {_short(result)}')
@@ -216,12 +307,12 @@ class OperationLog:
         """Remember each operation not known to hang yet (name -> its call); cut the calls of it in flight elsewhere."""
         learned = set()
         for name, text in hung.items():
-            if name not in HUNG:
-                HUNG[name] = Hung(self.rule, text)
+            if name not in self.hangs.hung:
+                self.hangs.hung[name] = Hung(self.rule, text)
                 learned.add(name)
         # Calls of the same operation other rules have in flight get the same short grace, counted from their start.
         now, clock = time.monotonic(), anyio.current_time()
-        for name, log, limit, started in list(_IN_FLIGHT.values()):
+        for name, log, limit, started in list(self.hangs.in_flight.values()):
             if name in learned and log is not self:
                 limit.deadline = min(limit.deadline, clock + max(0.0, started + log.grace - now))
 
@@ -259,14 +350,15 @@ class _Traced(Mirror):
     ) -> Any:
         key, self._first = (FIRST_CALL if self._first else None), False
         # A first operation also creates or connects to the environment, which its own timeout does not cover.
-        timeout: object = kwargs.get('timeout') if name == 'run' and _has_answered(self._wrapped) else None
+        answered = self._log.hangs.has_answered(self._wrapped)
+        timeout: object = kwargs.get('timeout') if name == 'run' and answered else None
         bounded = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None  # True is 1 s too
         try:
             result = await self._log.call(name, describe_call(name, args, kwargs), call, key=key, timeout=bounded)
         except Exception:
-            _answered(self._wrapped)  # an error is an answer too
+            self._log.hangs.note_answer(self._wrapped)  # an error is an answer too
             raise
-        _answered(self._wrapped)
+        self._log.hangs.note_answer(self._wrapped)
         return result
 
     def __repr__(self) -> str:

@@ -1,6 +1,7 @@
 """The pytest hooks around rules: lean failure tracebacks, and the watchdog on every phase that could hang.
 
-The reporting plugin registers this module, so it is active wherever the rules run.
+The plugin (`workspace_conformance.plugin`) registers this module, so it is active wherever the rules run; it gives
+each session its hang state (`Hangs`, the watchdog's included) when configured, and drops it when unconfigured.
 """
 
 from __future__ import annotations
@@ -13,27 +14,38 @@ from typing import Any
 import pytest
 
 from .._frames import machinery_hidden
-from ..runtime.watchdog import GRACE, WATCHDOG
+from ..runtime.watchdog import GRACE
 from ._concurrency import AHEAD, DEADLINE, PLAN, halt_reason, plan
 from ._failures import RuleFailure
-from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, describe_latest, unresponsive
+from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, unresponsive
 from ._rule import DEFAULT_TIMEOUT, rule_of
-from ._tracing import HUNG
+from ._tracing import close_hangs, hangs_of, open_hangs
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
+    'pytest_configure',
     'pytest_pyfunc_call',
     'pytest_runtest_protocol',
     'pytest_runtest_setup',
     'pytest_runtest_teardown',
     'pytest_sessionfinish',
     'pytest_sessionstart',
+    'pytest_unconfigure',
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the session its hang state: its watchdog, the operations that hung, the calls and rules running."""
+    open_hangs(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Drop the session's hang state; its watchdog's thread ends (unless it must still end a process left stuck)."""
+    close_hangs(config)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Start the session's deadline (`--conformance-max-duration`) and forget the hangs of an earlier session."""
-    HUNG.clear()
+    """Start the session's deadline (`--conformance-max-duration`)."""
     seconds = session.config.getoption('conformance_max_duration', default=None)
     if isinstance(seconds, int | float):
         session.stash[DEADLINE] = time.monotonic() + float(seconds)
@@ -83,27 +95,29 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]
     # A batch's rules are watched one by one while they run; the leader's watch spans the whole batch.
     metas = [found for found in (rule_of(getattr(item, 'function', None)) for item in batch or [pyfuncitem]) if found]
     deadline = sum((found.timeout + CLEANUP_BOUND) * scale for found in metas) + GRACE
-    token = WATCHDOG.watch(meta.qualified, meta.timeout * scale, deadline, describe_latest)
+    hangs = hangs_of(pyfuncitem.config)
+    watchdog = hangs.watchdog
+    token = watchdog.watch(meta.qualified, meta.timeout * scale, deadline, hangs.describe_latest)
     try:
         result = yield
     except RuleFailure as failure:
-        hang = WATCHDOG.claim()
+        hang = watchdog.claim()
         if hang is not None:
             raise unresponsive(meta, hang) from failure.with_traceback(None)
         raise failure.with_traceback(failure.seen) from failure.__cause__
     except BaseException as error:
-        hang = WATCHDOG.claim()
+        hang = watchdog.claim()
         if hang is None:  # Ctrl-C, or a pytest outcome
             raise
         raise unresponsive(meta, hang) from error
     finally:
-        WATCHDOG.release(token)
-        hang = WATCHDOG.hang
+        watchdog.release(token)
+        hang = watchdog.hang
         if hang is not None and not pyfuncitem.session.shouldstop and not _results_pending(pyfuncitem.session):
             pyfuncitem.session.shouldstop = (
                 f'the rule {hang.rule} ignored cancellation, so the run stops: the rules after it have no result'
             )
-    hang = WATCHDOG.claim()  # interrupted, yet it returned: the interrupt landed where it could not stop it
+    hang = watchdog.claim()  # interrupted, yet it returned: the interrupt landed where it could not stop it
     if hang is not None:
         raise unresponsive(meta, hang)
     return result
@@ -118,11 +132,12 @@ def _phase_bound(config: pytest.Config) -> float:
 @contextlib.contextmanager
 def _watched(config: pytest.Config, what: str) -> Iterator[None]:
     """Watch a phase no hang guard bounds; past its bound the process ends, writing the report first."""
-    token = WATCHDOG.watch(what, _phase_bound(config), _phase_bound(config), lambda: '', interrupt=False)
+    watchdog = hangs_of(config).watchdog
+    token = watchdog.watch(what, _phase_bound(config), _phase_bound(config), lambda: '', interrupt=False)
     try:
         yield
     finally:
-        WATCHDOG.release(token)
+        watchdog.release(token)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -16,8 +16,7 @@ import pytest
 
 from ..options import FailUnder, output_directory_problem
 from ..runtime import emergency
-from ..runtime.watchdog import WATCHDOG
-from ..suite import Rule, catalog, clip, overridden_rules, rule_of, unresponsive
+from ..suite import Rule, catalog, clip, hangs_of, overridden_rules, rule_of, unresponsive
 from ..vocabulary import BYPASS_CAPABILITIES, OUTCOME_PROPERTY
 from .assemble import assemble, now
 from .model import Report, meets
@@ -173,7 +172,7 @@ class ConformanceRecorder:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop is not False
             self.interrupted = bool(interrupted)
             self._write(interrupted=self.interrupted)
-        WATCHDOG.settle()
+        hangs_of(self.config).watchdog.settle()
 
     def pytest_unconfigure(self) -> None:
         self._unregister()
@@ -198,7 +197,7 @@ class ConformanceRecorder:
                 capture.suspend_global_capture(in_=True)
         if self.report is not None or _is_xdist_worker(self.config):
             return
-        item, hang = self.running, WATCHDOG.hang
+        item, hang = self.running, hangs_of(self.config).watchdog.hang
         meta = rule_of(getattr(item, 'function', None))
         klass = getattr(item, 'cls', None)
         if item is not None and hang is not None and meta is not None and klass is not None:

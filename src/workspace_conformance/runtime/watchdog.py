@@ -6,6 +6,8 @@ Each rule gets a deadline (its guard, its cleanup, and `GRACE`); past it the wat
 (SIGINT), the rule fails as "did not respond to cancellation", and the session stops with an incomplete report.
 If the session has not finished `ABANDON_AFTER` seconds later, or the process has not exited `EXIT_AFTER` seconds
 after the session finished, it ends the process through `emergency.exit_now`, whose cleanups write the report.
+Each session has its own `Watchdog` (the engine keeps it in the session's config), so a session run inside another
+(pytester's in-process runs) neither sees nor clears the hang of the one around it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 
 from . import emergency
 
-__all__ = ('ABANDON_AFTER', 'EXIT_AFTER', 'GRACE', 'WATCHDOG', 'Hang', 'Watchdog')
+__all__ = ('ABANDON_AFTER', 'EXIT_AFTER', 'GRACE', 'Hang', 'Watchdog')
 
 GRACE = 10.0
 """Seconds a rule may run past its guard and cleanup bounds before the watchdog interrupts it."""
@@ -52,7 +54,7 @@ class _Watched:
 
 
 class Watchdog:
-    """Deadlines of the rules running now, watched by a daemon thread started on first use."""
+    """One session's deadlines of the rules running now, watched by a daemon thread started on first use."""
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
@@ -63,11 +65,18 @@ class Watchdog:
         self._claimed = False
         self._end_at: float | None = None
         self._end_reason = ''
+        self._closed = False
 
     @property
     def hang(self) -> Hang | None:
-        """The rule the watchdog had to interrupt in this process, if any (it interrupts one at most)."""
+        """The rule the watchdog had to interrupt in this session, if any (it interrupts one at most)."""
         return self._hang
+
+    @property
+    def thread_alive(self) -> bool:
+        """Whether its thread runs (started by the first `watch`, it ends once `close`d with nothing left to do)."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
 
     def watch(
         self, what: str, guard: float, deadline: float, pending: Callable[[], str], *, interrupt: bool = True
@@ -100,13 +109,6 @@ class Watchdog:
             self._claimed = True
             return self._hang
 
-    def reset(self) -> None:
-        """Forget a hang once its session is over, for a process that runs several sessions (a test harness)."""
-        with self._condition:
-            if self._watched:
-                raise RuntimeError(f'the watchdog is still watching {[w.what for w in self._watched.values()]}')
-            self._hang, self._claimed, self._end_at, self._end_reason = None, False, None, ''
-
     def settle(self) -> None:
         """The session has finished and written its report; after an interrupt, the process must still exit soon."""
         with self._condition:
@@ -120,11 +122,26 @@ class Watchdog:
             )
             self._condition.notify()
 
+    def close(self, *, process_exits: bool) -> None:
+        """The session is over: the thread ends once idle, or, if the process exits next, after ending a stuck one.
+
+        `process_exits` is false for a session run inside another (pytester's in-process runs): after a hang, the
+        process goes on with the session around it, so the exit `settle` scheduled is dropped.
+        """
+        with self._condition:
+            self._closed = True
+            if not process_exits:
+                self._end_at = None
+            self._condition.notify()
+
     def _run(self) -> None:
         while True:
             with self._condition:
                 action = self._due(time.monotonic())
                 if action is None:
+                    if self._closed and not self._watched and self._end_at is None:
+                        self._thread = None
+                        return
                     self._condition.wait(self._next_wait(time.monotonic()))
                     continue
             action()
@@ -173,7 +190,3 @@ class Watchdog:
             )
             sys.stderr.flush()
         signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
-
-
-WATCHDOG = Watchdog()
-"""The process's one watchdog: rules run one at a time per process (pytest-xdist runs more processes)."""

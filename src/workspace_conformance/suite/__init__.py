@@ -19,6 +19,7 @@ from ..engine._rules import (
     rule_of,
 )
 from ..engine._support import SKIP_KINDS, ConformanceConfigError, SuiteFixtures, skip
+from ..engine._tracing import hangs_of
 from ..engine._versions import pydantic_ai_version
 from .commands import CommandRules
 from .environment import EnvironmentRules
@@ -42,6 +43,7 @@ __all__ = (
     'catalog',
     'clip',
     'current_run',
+    'hangs_of',
     'narrow',
     'overridden_rules',
     'pydantic_ai_version',
