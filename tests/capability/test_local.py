@@ -55,6 +55,8 @@ class NoHiddenFiles(WrapperWorkspace):
 
 
 class TestLocalWorkspaceWithAPolicy(TestLocalWorkspace):
+    engines_proven_by = 'TestLocalWorkspace'  # the durable rules take no `policy`: they would run exactly as there
+
     @pytest.fixture
     def policy(self) -> Policy:
         return NoHiddenFiles

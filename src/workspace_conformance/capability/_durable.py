@@ -1,14 +1,18 @@
-"""What the durable-engine rules share with the Temporal check: the durable agent, its attempts and its verdicts."""
+"""What the durable-engine rules share: the durable agent, its attempts and its verdicts, and Prefect's harness."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+import pytest
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
@@ -18,7 +22,22 @@ from pydantic_ai.workspaces import WorkspaceRef
 from ..authoring import ref_text, select
 from ._support import Mark, leave_mark
 
-__all__ = ('Attempts', 'Crash', 'cleanup', 'console_logging_off', 'durable_agent', 'idle_ref', 'verdict')
+__all__ = (
+    'Attempts',
+    'Crash',
+    'PrefectHarnessClosed',
+    'cleanup',
+    'console_logging_off',
+    'durable_agent',
+    'idle_ref',
+    'prefect_harness',
+    'verdict',
+)
+
+HARNESS_CLOSE = 30.0
+"""Seconds a stale or the last Prefect harness has to drain its log workers and stop its server."""
+HEALTH_TIMEOUT = 10.0
+"""Seconds the kept Prefect server has to answer its health check before a check starts a new one."""
 
 
 class Crash(RuntimeError):
@@ -126,3 +145,91 @@ def console_logging_off(*prefixes: str) -> Iterator[None]:
     finally:
         for name, handlers in saved.items():
             logging.getLogger(name).handlers[:] = handlers
+
+
+class _PrefectHarness:
+    """Prefect's own test harness (`prefect_test_harness`), entered in a thread of its own until closed.
+
+    Its server takes seconds of CPU to start (import, migrations, services), so the harness is kept for the next
+    check of the process; each check runs its own flows, whose tasks' cache keys hold their flow run's id.
+    """
+
+    def __init__(self, startup: int) -> None:
+        self.ready = threading.Event()
+        self.stop = threading.Event()
+        self.settings: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._hold, args=(startup,), name='wc-prefect-harness', daemon=True)
+        self.thread.start()
+
+    def _hold(self, startup: int) -> None:
+        from prefect.context import get_settings_context
+        from prefect.testing.utilities import prefect_test_harness
+
+        stack = contextlib.ExitStack()
+        try:
+            with console_logging_off('prefect', 'uvicorn'):
+                stack.enter_context(prefect_test_harness(server_startup_timeout=startup))
+            self.settings = get_settings_context()
+            atexit.register(self.close)  # before the server's own `stop`, which the harness's start registered
+        except BaseException as error:  # the waiting check raises it
+            self.error = error
+            return
+        finally:
+            self.ready.set()
+        self.stop.wait()
+        with console_logging_off('prefect', 'uvicorn'), contextlib.suppress(Exception):
+            stack.close()
+
+    def healthy(self) -> bool:
+        """Whether the harness started and its server still answers (a run directory's cleanup may have ended it)."""
+        if self.error is not None:
+            return False
+        if not self.ready.is_set():  # still starting: the check waits for it
+            return True
+        url = str(self.settings.settings.api.url).rstrip('/')
+        try:
+            return httpx.get(f'{url}/health', timeout=HEALTH_TIMEOUT).status_code == httpx.codes.OK
+        except httpx.HTTPError:
+            return False
+
+    def close(self) -> None:
+        """Leave the harness (drain its log workers, stop its server), waiting `HARNESS_CLOSE` seconds at most."""
+        self.stop.set()
+        self.thread.join(HARNESS_CLOSE)
+
+
+_prefect_lock = threading.Lock()
+_prefect: list[_PrefectHarness] = []
+"""The process's kept Prefect harness, if any."""
+
+
+@contextlib.contextmanager
+def prefect_harness(startup: int) -> Iterator[None]:
+    """Prefect's test harness for one check, its server started by the process's first check (within `startup` s)."""
+    with _prefect_lock:
+        if _prefect and not _prefect[0].healthy():
+            _prefect.pop().close()
+        if not _prefect:
+            _prefect.append(_PrefectHarness(startup))
+        harness = _prefect[0]
+    harness.ready.wait()
+    if harness.error is not None:
+        with _prefect_lock:
+            if harness in _prefect:
+                _prefect.remove(harness)
+        raise harness.error
+    with harness.settings.model_copy():  # this thread's context gets the harness's settings (its server's URL)
+        yield
+
+
+class PrefectHarnessClosed:
+    """A suite's mixin: the kept Prefect harness is closed at the session's end, before `certify` ends its processes."""
+
+    @pytest.fixture(scope='session', autouse=True)
+    @staticmethod
+    def _prefect_harness_closed() -> Iterator[None]:
+        yield
+        with _prefect_lock:
+            while _prefect:
+                _prefect.pop().close()

@@ -25,7 +25,17 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import WorkspaceRef
 
 from ..authoring import rule, skip
-from ._durable import Attempts, Crash, cleanup, console_logging_off, durable_agent, idle_ref, verdict
+from ._durable import (
+    Attempts,
+    Crash,
+    PrefectHarnessClosed,
+    cleanup,
+    console_logging_off,
+    durable_agent,
+    idle_ref,
+    prefect_harness,
+    verdict,
+)
 from ._support import error_text
 
 __all__ = ('DurableRules',)
@@ -102,7 +112,6 @@ async def dbos_check(capability: AbstractCapability[Any], deps: object) -> None:
 async def prefect_check(capability: AbstractCapability[Any], deps: object) -> None:
     """A run inside a Prefect flow dies after its check; the flow's retry reuses the cached tasks before it."""
     from prefect import flow
-    from prefect.testing.utilities import prefect_test_harness
     from pydantic_ai.durable_exec.prefect import PrefectDurability
 
     attempts = Attempts()
@@ -117,7 +126,7 @@ async def prefect_check(capability: AbstractCapability[Any], deps: object) -> No
     async def idle_flow() -> WorkspaceRef | None:
         return (await idle.run('use the workspace', deps=deps)).workspace.ref
 
-    with console_logging_off('prefect', 'uvicorn'), prefect_test_harness(server_startup_timeout=PREFECT_STARTUP):
+    with console_logging_off('prefect', 'uvicorn'), prefect_harness(PREFECT_STARTUP):
         try:
             idle_ref(await idle_flow(), 'Prefect')
             how = 'the flow retried its run'
@@ -137,7 +146,7 @@ def temporal_cli() -> str | None:
     return str(beside) if beside.is_file() else shutil.which(TEMPORAL_CLI)
 
 
-class DurableRules:
+class DurableRules(PrefectHarnessClosed):
     """Rules that run the capability under real durable engines, where every unit rebuilds it from the ref."""
 
     @rule(area='rebuild', requires=['dbos'], timeout=ENGINE_TIMEOUT, alone=True)
