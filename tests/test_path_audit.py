@@ -5,6 +5,9 @@ path an operation names, and each command with its argv. The log is then checked
 a rule's scratch directory; the absolute paths a command names are scratch, sacrificial or system paths the
 suite only reads; and the working directory is left as empty as it started, so no command wrote there through
 a relative path.
+
+One run on asyncio, shared by every test here on one xdist worker: no rule body branches on the event loop (the
+paths it names are its own), and both loops of the local target are certified by test_self_certification.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from pathlib import Path
 import pytest
 
 from workspace_conformance.engine._support import SCRATCH_PREFIX
+
+pytestmark = pytest.mark.xdist_group('path_audit')
+"""Every test here reads the one audited run: on one worker, the module fixture certifies once, not once per worker."""
 
 AUDITED = """
 import json
@@ -52,6 +58,10 @@ def audited(backend):
 
 
 class TestAuditedLocal(WorkspaceBackendSuite):
+    @pytest.fixture(scope='class')
+    def anyio_backend(self):
+        return 'asyncio'
+
     @pytest.fixture(scope='class')
     @classmethod
     def run_dir(cls, tmp_path_factory, anyio_backend):
@@ -161,7 +171,7 @@ def test_every_path_read_is_scratch_the_working_dir_or_sacrificial(
 ) -> None:
     records, basetemp = audit
     working_dirs = {str(path) for path in basetemp.glob('audit-*[0-9]/shared')}
-    assert len(working_dirs) == 2, working_dirs  # one per event loop
+    assert len(working_dirs) == 1, working_dirs  # the one event loop's
     reads = [r for r in records if r['operation'] in ('read_bytes', 'stat', 'exists', 'list_dir', 'realpath')]
     outside = [
         f'{r["rule"]}: {r["operation"]}({r["path"]!r})'

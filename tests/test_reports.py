@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -68,26 +70,61 @@ def _run(pytester: pytest.Pytester, out: Path, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess('-p', 'no:cacheprovider', '--conformance-report', str(out), *args)
 
 
+PLAIN_RUN = 'reports_plain_run'
+"""The xdist group of the tests that read `plain_run`: on one worker, the module fixture runs once."""
+
+
+@dataclass(frozen=True)
+class PlainRun:
+    """A finished run: where its reports are, and what it printed."""
+
+    out: Path
+    stdout: str
+
+
+@pytest.fixture(scope='module')
+def plain_run(tmp_path_factory: pytest.TempPathFactory) -> PlainRun:
+    """One serial run of the five rules on the plain local backend (one declared limit), shared by the tests that
+    read it and change nothing in it (the same run `_run` gives, without LEAKY or extra options)."""
+    root = tmp_path_factory.mktemp('plain')
+    (root / 'test_subject.py').write_text(SUITE)
+    out = root / 'out'
+    environment = {key: value for key, value in os.environ.items() if key != 'PYTEST_ADDOPTS'}
+    finished = subprocess.run(
+        [sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '--conformance-report', str(out)],
+        cwd=root,
+        env={**environment, 'FEW_RULES': '1'},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert (out / 'report.json').is_file(), finished.stdout[-2000:] + finished.stderr[-2000:]
+    return PlainRun(out, finished.stdout)
+
+
 def _outcomes(out: Path) -> set[tuple[str, str, str]]:
     report = Report.model_validate_json((out / 'report.json').read_text())
     return {(r.rule_id, r.anyio_backend, r.outcome) for suite in report.suites for r in suite.results}
 
 
-def test_every_format_is_written(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    _run(pytester, tmp_path / 'out')
-    names = sorted(path.name for path in (tmp_path / 'out').iterdir())
+@pytest.mark.xdist_group(PLAIN_RUN)
+def test_every_format_is_written(plain_run: PlainRun) -> None:
+    names = sorted(path.name for path in plain_run.out.iterdir())
     assert names == ['badge.json', 'badge.svg', 'junit.xml', 'report.html', 'report.json', 'report.md']
-    badge = json.loads((tmp_path / 'out' / 'badge.json').read_text())
+    badge = json.loads((plain_run.out / 'badge.json').read_text())
     assert badge['schemaVersion'] == 1 and badge['label'] == 'workspace conformance'
-    junit = (tmp_path / 'out' / 'junit.xml').read_text()
+    junit = (plain_run.out / 'junit.xml').read_text()
     assert 'name="outcome" value="skipped"' in junit and 'name="skip_kind" value="declared-limit"' in junit
 
 
 @pytest.mark.slow  # a whole-suite run
-def test_serial_and_two_workers_record_the_same_outcomes(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    _run(pytester, tmp_path / 'serial')
+@pytest.mark.xdist_group(PLAIN_RUN)
+def test_serial_and_two_workers_record_the_same_outcomes(
+    pytester: pytest.Pytester, tmp_path: Path, plain_run: PlainRun
+) -> None:
     _run(pytester, tmp_path / 'parallel', '-n', '2')
-    serial, parallel = _outcomes(tmp_path / 'serial'), _outcomes(tmp_path / 'parallel')
+    serial, parallel = _outcomes(plain_run.out), _outcomes(tmp_path / 'parallel')
     assert serial == parallel
     assert len(serial) == 10  # five rules on asyncio and trio
 
@@ -111,18 +148,22 @@ def test_a_failure_naming_undecodable_bytes_reaches_the_report_from_a_worker(
     assert row.count(exists[0].clause) == 1 and 'contract:' not in row and 'on asyncio, trio: raised' in row, row
 
 
-@pytest.mark.all_rules
-@pytest.mark.slow
-def test_a_declared_limit_makes_the_run_partial_and_its_reason_shows_everywhere(
-    pytester: pytest.Pytester, tmp_path: Path
-) -> None:
-    out = tmp_path / 'out'
-    result = _run(pytester, out, '--conformance-time-scale', '0.5')
+@pytest.mark.xdist_group(PLAIN_RUN)
+def test_a_declared_limit_makes_the_run_partial_and_its_reason_shows_everywhere(plain_run: PlainRun) -> None:
+    """A declared limit makes a run `partial` and its reason shows in the terminal, report.md and report.html.
+
+    On the five rules the other tests here run (the limited one among them): that the rest of the suite passes on
+    the local backend is test_cli's and test_self_certification's to prove.
+    """
+    out = plain_run.out
     reason = 'the SDK waits for pipe EOF'
-    result.stdout.fnmatch_lines([f'*background_child_does_not_hold_up_completed_command*declared-limit: {reason}*'])
+    pytest.LineMatcher(plain_run.stdout.splitlines()).fnmatch_lines(
+        [f'*background_child_does_not_hold_up_completed_command*declared-limit: {reason}*']
+    )
     report = Report.model_validate_json((out / 'report.json').read_text())
-    # As root with the permission bypass, that rule is a runner gap too; either way, partial.
     assert report.verdict == 'partial' and report.complete
+    gaps = {rule.rule_id for suite in report.suites for rule in suite.rules if rule.status != 'passed'}
+    assert gaps == {'background_child_does_not_hold_up_completed_command'}, gaps  # the limit alone makes it partial
     assert reason in (out / 'report.md').read_text()
     assert reason in (out / 'report.html').read_text()
 
@@ -180,14 +221,17 @@ def test_bundle_verifies_and_a_changed_outcome_is_named(tmp_path: Path) -> None:
     assert f'report.json: rule {passed["rule_id"]}: recorded as passed, but its results say failed' in tampered.stdout
 
 
-@pytest.mark.slow  # a whole-suite run
-def test_diff_names_regressions_and_exits_1(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    _run(pytester, tmp_path / 'good')
-    pytester.makepyfile(test_subject=SUITE)
-    pytester.runpytest_subprocess('-p', 'no:cacheprovider', '--conformance-report', str(tmp_path / 'bad'))
-    assert _outcomes(tmp_path / 'good') == _outcomes(tmp_path / 'bad')
-    good = json.loads((tmp_path / 'good' / 'report.json').read_text())
-    bad = json.loads((tmp_path / 'bad' / 'report.json').read_text())
+@pytest.mark.xdist_group(PLAIN_RUN)
+def test_diff_names_regressions_and_exits_1(tmp_path: Path, plain_run: PlainRun) -> None:
+    """`diff` names a rule that went from passed to failed and exits 1; the other way round, a fix, exits 0.
+
+    Both sides are copies of one run, one edited: that two runs of one backend give the same outcomes is
+    test_serial_and_two_workers_record_the_same_outcomes's to prove.
+    """
+    (tmp_path / 'good').mkdir()
+    (tmp_path / 'bad').mkdir()
+    good = json.loads((plain_run.out / 'report.json').read_text())
+    bad = json.loads((plain_run.out / 'report.json').read_text())
     rule = next(r for r in bad['suites'][0]['rules'] if r['status'] == 'passed')
     rule['status'], rule['detail'] = 'failed', 'it broke'
     (tmp_path / 'bad' / 'report.json').write_text(json.dumps(bad))
