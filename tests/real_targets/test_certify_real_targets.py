@@ -29,7 +29,7 @@ from workspace_conformance.targets.ssh import REMOTE_ROOT
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / 'build' / 'targets'
 CERTIFY_TIMEOUT = 25 * 60
-"""A whole certification of one target; the slowest (docker with its capability suite) takes about 6 minutes."""
+"""A whole certification of one target; the slowest, podman, took 13 minutes in CI (17 on a loaded machine)."""
 SLOW_PROVIDER = ['-n', '2', '--conformance-profile', 'ci', '--conformance-time-scale', '3']
 """Two workers, the CI profile's Hypothesis examples, and hang guards three times as long: every operation is a
 process (docker exec, an ssh round trip, a bwrap launch), and the model-based rule's bound is for all its steps."""
@@ -136,8 +136,10 @@ def _leftovers(target: str, scratch: Path) -> list[str]:
 ONE_DOCKER_ENGINE = pytest.mark.xdist_group('docker-engine')
 """The runs on the one Docker engine go to one xdist worker, one after another: the interrupted run waits for the
 first container it sees and then checks none is left, which a run beside it on the same engine would falsify. The
-other targets (podman, sshd, bubblewrap, in-process) run on the other worker meanwhile; each run is about half
-waiting on its service, so two at once take about 60% of the time one after another did."""
+other targets (podman, sshd, bubblewrap, in-process) run on the other worker meanwhile. The step is CPU-bound on
+2 cores: a certification makes about 3,100 backend calls, each a `docker exec` (about 0.10 CPU-seconds on runc,
+0.18 on gVisor) or `podman exec` (0.20), so docker, gVisor and podman alone need about 1,650 CPU-seconds
+(bench/engine_exec_cost.py; podman's whole run measured 660), about 14 of the step's 20 minutes on 2 cores."""
 
 
 @pytest.mark.parametrize(
