@@ -45,6 +45,8 @@ DROP = BYPASS_CAPABILITIES
 XDIST = ('-n', '2', '--dist', 'loadgroup')
 """Two workers; a test marked `xdist_group` runs on one worker with its group (the hostile gallery's certifications
 share one run of it, so only one worker waits for it while the other goes on)."""
+DURATIONS = ('--durations', '25', '--durations-min', '5')
+"""CI's log names its slowest tests, so where the 25 minutes go is read from every run, not re-measured."""
 
 
 def pytest(session: nox.Session, *args: str, python: str = 'python') -> None:
@@ -84,7 +86,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(venv_backend='none')
 def tests(session: nox.Session) -> None:
     """Both tiers, fast and slow, on the newest pydantic-ai, in two xdist workers (what CI runs)."""
-    pytest(session, *XDIST, '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
+    pytest(session, *XDIST, *DURATIONS, '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
 
 
 @nox.session(venv_backend='none')
@@ -136,7 +138,8 @@ def targets(session: nox.Session) -> None:
         if starting.wait() != 0:
             session.error('ci/services/up.sh failed: the real targets cannot run (its output is above)')
         session.env.update(_exported(os.path.join(services, 'env')))
-        session.run('python', '-m', 'pytest', 'tests/real_targets', *XDIST, '-p', 'no:randomly', *session.posargs)
+        real = ('tests/real_targets', *XDIST, *DURATIONS, '-p', 'no:randomly')
+        session.run('python', '-m', 'pytest', *real, *session.posargs)
     finally:
         if starting is not None and starting.poll() is None:  # interrupted while the services were starting
             starting.terminate()

@@ -28,8 +28,9 @@ from .backends import IMMORTALS
 from .gallery import DEAF, GALLERY, SCALE_ARTEFACT, Hostile
 from .harness import Certification, certify_entry
 
-CONCURRENT = 3
-"""Certifications run at once: enough to keep two cores busy while most runs sleep through hangs."""
+CONCURRENT = 5
+"""Certifications run at once: the three hang shapes at time scale 1 sleep about 150 s each, and the short runs use
+the other two slots meanwhile (at 3, the short ones queued behind the sleepers and the gallery took 353 s)."""
 pytestmark = pytest.mark.xdist_group('hostile-gallery')
 """Under `--dist loadgroup` (nox) the gallery's tests go to one worker, which runs the gallery while the other goes
 on with the rest of the session instead of waiting for the same runs on the lock."""
