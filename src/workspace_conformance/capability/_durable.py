@@ -6,12 +6,13 @@ import atexit
 import contextlib
 import logging
 import threading
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import pytest
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability
@@ -37,6 +38,7 @@ __all__ = (
 HARNESS_CLOSE = 30.0
 """Seconds a stale or the last Prefect harness has to drain its log workers and stop its server."""
 HEALTH_TIMEOUT = 10.0
+HTTP_OK = 200
 """Seconds the kept Prefect server has to answer its health check before a check starts a new one."""
 
 
@@ -188,9 +190,10 @@ class _PrefectHarness:
         if not self.ready.is_set():  # still starting: the check waits for it
             return True
         url = str(self.settings.settings.api.url).rstrip('/')
-        try:
-            return httpx.get(f'{url}/health', timeout=HEALTH_TIMEOUT).status_code == httpx.codes.OK
-        except httpx.HTTPError:
+        try:  # the standard library's client: `certify` installs no HTTP client of its own
+            with urllib.request.urlopen(f'{url}/health', timeout=HEALTH_TIMEOUT) as answer:
+                return bool(answer.status == HTTP_OK)
+        except (urllib.error.URLError, OSError):
             return False
 
     def close(self) -> None:
