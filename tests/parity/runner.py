@@ -49,6 +49,21 @@ IMPORTS = {
 }
 OVERRIDDEN_SUFFIX = '[overridden]'
 SUITE_MODULE = 'parity_suite.py'
+UPSTREAM_ONLY_PLUGIN = '_parity_upstream_only'
+UPSTREAM_ONLY = '''
+from pydantic_ai.workspaces.conformance import WorkspaceBackendSuite
+
+UPSTREAM = frozenset(name for name in dir(WorkspaceBackendSuite) if name.startswith('test_'))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep only the tests upstream's suite has: ours runs them as upstream's run does, nothing more."""
+    kept = [item for item in items if getattr(item, 'originalname', item.name) in UPSTREAM]
+    config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    items[:] = kept
+'''
+"""A plugin for our run of a module whose backend is a plain LocalWorkspaceBackend (`UPSTREAM_RULES_ONLY = True`):
+our extra rules on that backend are test_self_certification's, so the corpus pays only for the drop-in comparison."""
 TIMEOUT = 900.0
 
 Suite = Literal['upstream', 'ours']
@@ -142,6 +157,7 @@ class ModuleResult:
     ours: Run
     defects: dict[str, str] = field(default_factory=dict)
     correct: bool = True
+    upstream_only: bool = False
 
     @property
     def verdict(self) -> str:
@@ -157,10 +173,12 @@ def module_source(name: str) -> str:
     return (CORPUS / name / f'test_{name}.py').read_text()
 
 
-def module_constants(name: str) -> tuple[dict[str, str], bool]:
-    """The module's `DEFECTS` (none unless it lists some) and `CORRECT` (True unless it says False), from its source."""
+def module_constants(name: str) -> tuple[dict[str, str], bool, bool]:
+    """The module's `DEFECTS` (none unless it lists some), `CORRECT` (True unless it says False) and
+    `UPSTREAM_RULES_ONLY` (False unless it says True), from its source."""
     defects: dict[str, str] = {}
     correct = True
+    upstream_only = False
     for node in ast.parse(module_source(name)).body:
         target, value = None, None
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -171,7 +189,9 @@ def module_constants(name: str) -> tuple[dict[str, str], bool]:
             defects = {str(key): str(reason) for key, reason in ast.literal_eval(value).items()}
         elif target == 'CORRECT' and value is not None:
             correct = bool(ast.literal_eval(value))
-    return defects, correct
+        elif target == 'UPSTREAM_RULES_ONLY' and value is not None:
+            upstream_only = bool(ast.literal_eval(value))
+    return defects, correct, upstream_only
 
 
 def _stage(name: str, suite: Suite, into: Path) -> Path:
@@ -184,6 +204,7 @@ def _stage(name: str, suite: Suite, into: Path) -> Path:
         if path.name != '__init__.py':
             shutil.copy(path, into / path.name)
     (into / SUITE_MODULE).write_text(IMPORTS[suite])
+    (into / f'{UPSTREAM_ONLY_PLUGIN}.py').write_text(UPSTREAM_ONLY)
     (into / 'pytest.ini').write_text('[pytest]\n')
     return into
 
@@ -248,14 +269,15 @@ def run_suite(name: str, suite: Suite, scratch: Path, extra: Sequence[str] = ())
 
 def run_module(name: str, extra: Sequence[str] = ()) -> ModuleResult:
     """Run a corpus module with upstream's suite and with ours at the same time, each in a fresh temporary directory."""
-    defects, correct = module_constants(name)
+    defects, correct, upstream_only = module_constants(name)
+    ours_extra = [*extra, '-p', UPSTREAM_ONLY_PLUGIN] if upstream_only else extra
     with tempfile.TemporaryDirectory(prefix=f'parity-{name}-') as temporary, ThreadPoolExecutor(2) as pool:
         scratch = Path(temporary)
         # At once: upstream's run sleeps through most of its wall (its background-child rule waits 30 s per loop on
         # a backend that cannot run commands), so ours computes meanwhile; each has its own directory.
         upstream = pool.submit(run_suite, name, 'upstream', scratch, extra)
-        ours = pool.submit(run_suite, name, 'ours', scratch, extra)
-        return ModuleResult(name, upstream.result(), ours.result(), defects, correct)
+        ours = pool.submit(run_suite, name, 'ours', scratch, ours_extra)
+        return ModuleResult(name, upstream.result(), ours.result(), defects, correct, upstream_only)
 
 
 def collect_only(name: str, suite: Suite) -> str:

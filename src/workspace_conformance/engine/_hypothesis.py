@@ -34,8 +34,9 @@ _REPEATABLE = settings(derandomize=True, deadline=None, database=None, suppress_
 # A stateful step runs up to three operations at once (`stateful.py`), so a program of N steps holds about twice as
 # many operations as N single-operation steps did, in N round trips.
 SETTINGS: dict[Profile, settings] = {
-    # Fast and repeatable: the same examples on every run, so CI is stable.
-    'ci': settings(_REPEATABLE, max_examples=12, stateful_step_count=10),
+    # Fast and repeatable: the same examples on every run, so CI is stable. 6 examples and 8 steps (it was 12 and 10)
+    # still fail every mutant of the gallery; a third of a certification's backend calls were generated ones.
+    'ci': settings(_REPEATABLE, max_examples=6, stateful_step_count=8),
     # Thorough and repeatable: what a certificate is built on.
     'certify': settings(_REPEATABLE, max_examples=60, stateful_step_count=20),
     # Exploratory: new random examples each run, failures remembered in Hypothesis's example database.

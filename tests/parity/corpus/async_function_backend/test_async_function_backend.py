@@ -8,6 +8,8 @@ from _local import DestroysByRemovingTheDirectory
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend, WorkspaceRef
 
+UPSTREAM_RULES_ONLY = True  # a plain LocalWorkspaceBackend: its extra rules are test_self_certification's
+
 
 class TestAsyncFixture(DestroysByRemovingTheDirectory, WorkspaceBackendSuite):
     @pytest.fixture

@@ -7,6 +7,8 @@ import pytest
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
+UPSTREAM_RULES_ONLY = True  # a plain LocalWorkspaceBackend: its extra rules are test_self_certification's
+
 
 @pytest.fixture(scope='module')
 def shared_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalWorkspaceBackend]:

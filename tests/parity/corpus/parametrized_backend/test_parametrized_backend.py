@@ -7,6 +7,8 @@ from _delegating import CommandsOf
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
+UPSTREAM_RULES_ONLY = True  # a plain LocalWorkspaceBackend: its extra rules are test_self_certification's
+
 
 @pytest.fixture(scope='module')
 def anyio_backend() -> str:

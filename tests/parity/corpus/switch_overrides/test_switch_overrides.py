@@ -4,6 +4,8 @@ import pytest
 from parity_suite import WorkspaceBackendSuite
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend
 
+UPSTREAM_RULES_ONLY = True  # a plain LocalWorkspaceBackend: its extra rules are test_self_certification's
+
 
 class TestDocumentedSwitches(WorkspaceBackendSuite):
     @pytest.fixture(scope='class')
