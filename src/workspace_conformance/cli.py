@@ -42,6 +42,7 @@ from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
 from .targets.listing import render_targets, write_not_run
 from .targets.loading import resolve_capability
 from .targets.preflight import preflight
+from .tools import tool_rules
 
 __all__ = ('main',)
 
@@ -203,10 +204,10 @@ def _parser() -> argparse.ArgumentParser:
     targets.add_argument('--format', choices=['table', 'json'], default='table')
     _add_target_options(targets)
 
-    listing = commands.add_parser('rules', help='print the rule catalogs of the backend and the capability suite')
+    listing = commands.add_parser('rules', help='print the rule catalogs of the backend, capability and tool suites')
     listing.add_argument('--format', choices=FORMATS, default='table')
     listing.add_argument(
-        '--suite', choices=['all', 'backend', 'capability'], default='all', help='only the rules of one suite'
+        '--suite', choices=['all', 'backend', 'capability', 'tools'], default='all', help='only the rules of one suite'
     )
 
     report = commands.add_parser('report', help='render a report.json in another format')
@@ -277,8 +278,16 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as done:  # --help, --version
         return done.code if isinstance(done.code, int) else 0
     if args.command == 'rules':
-        suites = {'WorkspaceBackendSuite': rules(), 'WorkspaceCapabilitySuite': capability_rules()}
-        wanted = {'backend': 'WorkspaceBackendSuite', 'capability': 'WorkspaceCapabilitySuite'}.get(args.suite)
+        suites = {
+            'WorkspaceBackendSuite': rules(),
+            'WorkspaceCapabilitySuite': capability_rules(),
+            'WorkspaceToolSuite': tool_rules(),
+        }
+        wanted = {
+            'backend': 'WorkspaceBackendSuite',
+            'capability': 'WorkspaceCapabilitySuite',
+            'tools': 'WorkspaceToolSuite',
+        }.get(args.suite)
         sys.stdout.write(render_suites({k: v for k, v in suites.items() if wanted in (None, k)}, args.format))
         return 0
     if args.command == 'report':
