@@ -13,6 +13,9 @@ from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.toolsets import FunctionToolset
 
+MAX_CHARS = 20_000
+"""The most a read returns; a longer note is cut there, and the result says so."""
+
 
 async def _inside(ctx: RunContext[Any], path: str) -> str:
     """`path`, once its real path is known to be inside the working dir (symlinks resolved)."""
@@ -30,7 +33,10 @@ async def read_note(ctx: RunContext[Any], path: str) -> str:
     path = await _inside(ctx, path)
     if not await ctx.workspace.exists(path):
         raise ModelRetry(f'no note at {path}')
-    return await ctx.workspace.read_text(path)
+    text = await ctx.workspace.read_text(path)
+    if len(text) > MAX_CHARS:
+        return f'{text[:MAX_CHARS]}\n[truncated: {len(text) - MAX_CHARS} more characters]'
+    return text
 
 
 async def write_note(ctx: RunContext[Any], path: str, content: str) -> str:

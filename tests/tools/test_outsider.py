@@ -41,5 +41,5 @@ def test_a_vendor_subclass_with_only_a_capability_gets_rules_run(vendor: pytest.
 @pytest.mark.slow
 def test_a_vendor_tool_capability_is_certified_with_no_configuration(vendor: pytest.Pytester) -> None:
     result = vendor.runpytest_inprocess('-p', 'no:cacheprovider', '-rs')
-    result.assert_outcomes(passed=9, skipped=1)
+    result.assert_outcomes(passed=12, skipped=1)
     result.stdout.fnmatch_lines(['verdict: certified*', '*no_silent_empty_toolset*not-applicable*'])

@@ -6,14 +6,19 @@ import pytest
 
 from ..authoring import Rule, catalog
 from ._support import ToolFixtures, ToolWorkspace, default_workspaces
+from .bounds import BoundRules
 from .containment import ContainmentRules
+from .differential import DifferentialRules
 from .policies import PolicyRules
+from .refs import RefRules
 from .unattached import UnattachedRules
 
 __all__ = ('ToolWorkspace', 'WorkspaceToolSuite', 'default_workspaces', 'tool_rules')
 
 
-class WorkspaceToolSuite(ContainmentRules, PolicyRules, UnattachedRules, ToolFixtures):
+class WorkspaceToolSuite(
+    ContainmentRules, PolicyRules, UnattachedRules, DifferentialRules, RefRules, BoundRules, ToolFixtures
+):
     """Subclass in a pytest module and provide a `capability` fixture; each test method checks one rule.
 
     Optional fixtures: `tool_calls` (tool name -> example arguments), `deps`, and `workspaces` (by default a local

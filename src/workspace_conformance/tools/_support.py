@@ -6,6 +6,7 @@ Each tool call is one real agent run (a `FunctionModel` scripts it) under the ho
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 import os
@@ -42,6 +43,7 @@ __all__ = (
     'ToolRuns',
     'ToolWorkspace',
     'call_unattached',
+    'continued_in_history_ref',
     'default_workspaces',
     'derive_arguments',
     'discover_tools',
@@ -120,6 +122,7 @@ def files_only_with_symlinks() -> ToolWorkspace:
 _PATH_NAMES = frozenset({'path', 'file', 'filename', 'file_path', 'directory', 'dir', 'cwd', 'root', 'filepath'})
 _WRITE_VERBS = re.compile(r'write|create|make|save|edit|delete|remove|move|rename|append|mkdir|put|patch')
 _READ_VERBS = re.compile(r'read|list|search|find|grep|info|stat|view|cat|glob|ls\b|show|get')
+_COMMAND_NAMES = frozenset({'command', 'cmd', 'script', 'shell_command'})
 _COMMAND_WORDS = re.compile(r'command|shell|run|exec|bash')
 
 
@@ -187,8 +190,11 @@ def _is_path(name: str, schema: Mapping[str, Any]) -> bool:
     )
 
 
-def derive_arguments(tool: ToolDefinition, seeds: Seeds) -> dict[str, Any]:
-    """Arguments for `tool` from its JSON schema: a seeded path for path-like parameters, the marker for strings."""
+def derive_arguments(tool: ToolDefinition, seeds: Seeds, *, huge: str | None = None) -> dict[str, Any]:
+    """Arguments for `tool` from its JSON schema: a seeded path for path-like parameters, the marker for strings.
+
+    A command parameter gets `ls`, or `cat <huge>` when a huge file was planted (then file paths name it too).
+    """
     schema = tool.parameters_json_schema or {}
     properties: Mapping[str, Any] = schema.get('properties', {})
     required = set(schema.get('required', ()))
@@ -200,12 +206,14 @@ def derive_arguments(tool: ToolDefinition, seeds: Seeds) -> dict[str, Any]:
         if 'anyOf' in spec and kind is None:
             kinds = [option.get('type') for option in spec['anyOf'] if isinstance(option, Mapping)]
             kind = next((k for k in kinds if k and k != 'null'), None)
-        if _is_path(name, spec) and kind in ('string', None):
+        if name.lower() in _COMMAND_NAMES and kind in ('string', None):
+            arguments[name] = f'cat {huge}' if huge else 'ls'
+        elif _is_path(name, spec) and kind in ('string', None):
             wants_dir = 'dir' in name.lower() or 'dir' in tool.name.lower() or 'list' in tool.name.lower()
             if wants_dir:
                 arguments[name] = f'{seeds.directory}-new' if writes else seeds.directory
             else:
-                arguments[name] = seeds.new_file if writes else seeds.file
+                arguments[name] = seeds.new_file if writes else (huge or seeds.file)
         elif name not in required:
             continue
         elif spec.get('enum'):
@@ -229,6 +237,22 @@ def is_write_tool(tool: ToolDefinition) -> bool:
     """Whether a tool changes files, by its kind, else its name (a command tool counts as one)."""
     text = f'{tool.tool_kind or ""} {tool.name}'.lower()
     return bool(_WRITE_VERBS.search(text) or _COMMAND_WORDS.search(text))
+
+
+def needs_commands(tool: ToolDefinition) -> bool:
+    """Whether a tool runs commands, by its kind, name or a command parameter."""
+    properties = (tool.parameters_json_schema or {}).get('properties', {})
+    text = f'{tool.tool_kind or ""} {tool.name}'.lower()
+    return bool(_COMMAND_WORDS.search(text)) or any(name.lower() in _COMMAND_NAMES for name in properties)
+
+
+def path_parameter(tool: ToolDefinition) -> str | None:
+    """The first parameter of `tool` that names a file path, if any."""
+    properties: Mapping[str, Any] = (tool.parameters_json_schema or {}).get('properties', {})
+    for name, spec in properties.items():
+        if _is_path(name, spec if isinstance(spec, Mapping) else {}) and 'dir' not in name.lower():
+            return name
+    return None
 
 
 def is_read_tool(tool: ToolDefinition) -> bool:
@@ -476,7 +500,7 @@ class ToolRuns:
         if not where.host_backed:
             await _seed_workspace(workspace, seeds)
         if seed is not None:
-            await workspace.write_text(seed, 'x' * 0 + ''.join(f'line {n:06d}\n' for n in range(20_000)))
+            await workspace.write_text(seed, huge_text())
         working_dir = await workspace.working_dir()
         if read_only:
             workspace = ReadOnlyWorkspace(workspace)
@@ -493,7 +517,7 @@ class ToolRuns:
             recorded.decoys = (*decoys, str(outside.resolve()))
             before = {decoy: _tree(Path(decoy)) for decoy in recorded.decoys}
             for tool in chosen:
-                for arguments in _arguments_for(tool, tool_calls, seeds, root, symlinked):
+                for arguments in _arguments_for(tool, tool_calls, seeds, root, symlinked, seed):
                     recorded.calls.append(await _call(capability, deps, workspace, where, tool, arguments, snapshot))
             recorded.decoys_changed = [
                 f'{decoy}/{name}' for decoy in recorded.decoys for name in _diff(before[decoy], _tree(Path(decoy)))
@@ -501,12 +525,20 @@ class ToolRuns:
         return recorded
 
 
+HUGE_LINES = 20_000
+
+
+def huge_text() -> str:
+    """About 1 MB: 20 000 numbered lines, each with its own token `L<number>;`."""
+    return ''.join(f'L{n:06d}; {"x" * 40}\n' for n in range(HUGE_LINES))
+
+
 def _arguments_for(
-    tool: ToolDefinition, tool_calls: ToolCalls, seeds: Seeds, root: Path, symlinked: bool
+    tool: ToolDefinition, tool_calls: ToolCalls, seeds: Seeds, root: Path, symlinked: bool, huge: str | None = None
 ) -> list[Mapping[str, Any]]:
     given = tool_calls.get(tool.name)
     if given is None:
-        derived = derive_arguments(tool, seeds)
+        derived = derive_arguments(tool, seeds, huge=huge)
         if symlinked:
             links = {seeds.file: f'link-{seeds.token}.txt', seeds.new_file: f'dirlink-{seeds.token}/new.txt'}
             links[seeds.directory] = f'dirlink-{seeds.token}'
@@ -532,14 +564,22 @@ async def _call(
     tool: ToolDefinition,
     arguments: Mapping[str, Any],
     snapshot: Callable[[], Any],
+    *,
+    also: Sequence[AbstractCapability[Any]] = (),
+    history: Sequence[ModelMessage] | None = None,
 ) -> CallRecord:
-    """One agent run calling `tool(**arguments)`, watched; `workspace=None` runs with no workspace attached."""
+    """One agent run calling `tool(**arguments)`, watched; `workspace=None` runs with no workspace attached.
+
+    `also` are more capabilities of the agent (one supplying workspaces, say), `history` the run's message history.
+    """
     log: list[tuple[str, tuple[str, ...], BaseException | None]] = []
     agent: Agent[Any, str] = Agent(
-        scripted_model(tool.name, arguments), capabilities=[capability, _Observer(snapshot, log)], retries=3
+        scripted_model(tool.name, arguments),
+        capabilities=[capability, *also, _Observer(snapshot, log)],
+        retries=3,
     )
     allowed = [str(await workspace.working_dir())] if where is not None and where.local and workspace else []
-    kwargs: dict[str, Any] = {'deps': deps}
+    kwargs: dict[str, Any] = {'deps': deps, 'message_history': history}
     if workspace is not None:
         kwargs['workspace'] = workspace
     outcome: str | None
@@ -549,7 +589,7 @@ async def _call(
         except Exception as error:
             outcome, content = 'raised', safe_str(error)
         else:
-            outcome, content = _returned(result.all_messages(), tool.name)
+            outcome, content = _returned(result.new_messages(), tool.name)
     changed = tuple(change for _, diff, _ in log for change in diff)
     return CallRecord(
         where.name if where is not None else 'no workspace',
@@ -579,6 +619,43 @@ async def call_unattached(
         record = await _call(capability, deps, None, None, tool, arguments, snapshot)
         changed = [f'{decoy}/{name}' for decoy in decoys for name in _diff(before[decoy], _tree(Path(decoy)))]
     return record, changed
+
+
+async def continued_in_history_ref(
+    capability: AbstractCapability[Any], deps: object, tool: ToolDefinition, path_parameter: str, base: Path
+) -> tuple[str, CallRecord]:
+    """A run calling `tool` in a fresh environment, then `tool` on a file of another environment, from its history.
+
+    Three runs over a provider's environments: a fresh one calling `tool`, a fresh one leaving a token file, and one
+    continued from the second's stored history calling `tool` on that file. Returns the token and the last call.
+    """
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    from ..doubles import InMemoryProvider, ProviderCapability
+
+    supplier = ProviderCapability(InMemoryProvider())
+    seeds = Seeds(uuid.uuid4().hex[:8])
+    name = f'ref-{seeds.token}.txt'
+    arguments = {**derive_arguments(tool, seeds), path_parameter: name}
+    where = base / f'refs-{seeds.token}'
+    where.mkdir(parents=True)
+
+    async def nothing() -> dict[str, str]:
+        return {}
+
+    leaving: Agent[Any, str] = Agent(scripted_model('leave_token', {}), capabilities=[capability, supplier])
+
+    @leaving.tool
+    async def leave_token(ctx: RunContext[Any]) -> str:
+        await ctx.workspace.write_text(name, seeds.marker)
+        return 'left'
+
+    with decoy_host(where, seeds):
+        await _call(capability, deps, None, None, tool, arguments, nothing, also=[supplier])
+        with watching_host():
+            stored = ModelMessagesTypeAdapter.validate_json((await leaving.run('leave', deps=deps)).all_messages_json())
+        record = await _call(capability, deps, None, None, tool, arguments, nothing, also=[supplier], history=stored)
+    return seeds.marker, dataclasses.replace(record, workspace="the history ref's environment")
 
 
 class ToolFixtures(SuiteFixtures):

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.toolsets import FunctionToolset
-from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
+from pydantic_ai.workspaces import LocalWorkspaceBackend, SupportsCommands, Workspace
 
 from ..registry import tool_mutant
 
@@ -180,3 +180,48 @@ class FallsBackToCwd(_OneTool):
         workspace = ctx.workspace if ctx.workspace.attached else Workspace(LocalWorkspaceBackend(os.getcwd()))
         await workspace.write_text(path, 'note')
         return f'wrote {path}'
+
+
+@tool_mutant(
+    kills=['same_results_everywhere'],
+    bug='With commands the tool lists a directory with `ls -a`, so it shows `.` and `..` there and nowhere else.',
+    workspaces=['local', 'memory'],
+)
+class ListsDifferentlyWithCommands(_OneTool):
+    tool_name = 'list_files'
+
+    async def tool(self, ctx: RunContext[Any], path: str) -> str:
+        if isinstance(ctx.workspace.backend, SupportsCommands):
+            done = await ctx.workspace.run(['ls', '-a', path])
+            return done.stdout
+        return '\n'.join(sorted(entry.name for entry in await ctx.workspace.list_dir(path))) + '\n'
+
+
+@tool_mutant(
+    kills=['tools_act_in_the_history_ref'],
+    bug="The capability keeps the first run's ctx.workspace and reads from it in every later run.",
+    workspaces=['memory'],
+)
+class RemembersFirstWorkspace(_OneTool):
+    tool_name = 'read_note'
+    first: Workspace | None = None
+
+    async def tool(self, ctx: RunContext[Any], path: str) -> str:
+        if self.first is None:
+            self.first = ctx.workspace
+        try:
+            return await self.first.read_text(path)
+        except OSError as error:
+            raise ModelRetry(f'no note at {path}') from error
+
+
+@tool_mutant(
+    kills=['huge_output_is_bounded_and_marked'],
+    bug='The read tool cuts its result at 10 000 characters and does not say so.',
+    workspaces=['memory'],
+)
+class TruncatesSilently(_OneTool):
+    tool_name = 'read_note'
+
+    async def tool(self, ctx: RunContext[Any], path: str) -> str:
+        return (await ctx.workspace.read_text(path))[:10_000]

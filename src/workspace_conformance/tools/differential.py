@@ -1,0 +1,79 @@
+"""Rules comparing workspaces: the same scripted calls give the same observable results in each of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic_ai.capabilities import AbstractCapability
+
+from ..authoring import rule, skip
+from ._shared import listed, sweep_all
+from ._support import CallRecord, Recorded, ToolCalls, ToolRuns, ToolWorkspace, needs_commands
+
+__all__ = ('DifferentialRules',)
+
+_COMPARED_EXACTLY = 'success'
+
+
+def _normal(text: str, recorded: Recorded) -> str:
+    """`text` with the working dir (and its host path) as `<wd>` and the workspace's token as `<token>`."""
+    for root in sorted({recorded.working_dir, str(recorded.root), str(recorded.root.resolve())}, key=len, reverse=True):
+        text = text.replace(root, '<wd>')
+    return text.replace(recorded.seeds.token, '<token>')
+
+
+def _changed(call: CallRecord, recorded: Recorded) -> tuple[str, ...]:
+    return tuple(sorted(_normal(path, recorded).removeprefix('<wd>/') for path in call.changed))
+
+
+def _seen(call: CallRecord, recorded: Recorded) -> tuple[str, str, tuple[str, ...]]:
+    """What is compared: the outcome, a success's normalized return, and the files the call changed."""
+    content = _normal(call.content, recorded) if call.outcome == _COMPARED_EXACTLY else ''
+    return call.outcome, content, _changed(call, recorded)
+
+
+class DifferentialRules:
+    """Rules on tools giving the same results in every workspace that has what they need."""
+
+    @rule(area='differential', alone=True)
+    async def test_same_results_everywhere(
+        self,
+        capability: AbstractCapability[Any],
+        deps: object,
+        workspaces: Sequence[ToolWorkspace],
+        tool_calls: ToolCalls,
+        tool_runs: ToolRuns,
+    ) -> None:
+        """The same scripted calls give the same outcomes, returns and changed files in every workspace they fit."""
+        if len(workspaces) < 2:
+            skip('not-applicable', 'the `workspaces` fixture holds one workspace: nothing to compare')
+        swept = await sweep_all(tool_runs, capability, deps, workspaces, tool_calls)
+        first_seen: dict[str, tuple[Recorded, CallRecord]] = {}
+        found: list[str] = []
+        offered = {recorded.workspace.name: {tool.name for tool in recorded.tools} for recorded in swept}
+        for recorded in swept:
+            for call in recorded.calls:
+                if call.tool not in first_seen:
+                    first_seen[call.tool] = (recorded, call)
+                    continue
+                other, earlier = first_seen[call.tool]
+                if _seen(call, recorded) != _seen(earlier, other):
+                    before = f'{_normal(earlier.content, other)[:200]!r} changed {_changed(earlier, other)}'
+                    now = f'{_normal(call.content, recorded)[:200]!r} changed {_changed(call, recorded)}'
+                    found.append(f'{earlier}: {before}\n    but {call}: {now}')
+        for recorded in swept:
+            for tool in {tool.name: tool for other in swept for tool in other.tools}.values():
+                if tool.name in offered[recorded.workspace.name]:
+                    continue
+                if needs_commands(tool) and not recorded.workspace.commands:
+                    continue
+                if recorded.read_only:
+                    continue
+                found.append(f'{tool.name} is offered elsewhere but not on {recorded.workspace.name}')
+        comparable = [
+            name for name, (_, _) in first_seen.items() if sum(name in names for names in offered.values()) > 1
+        ]
+        if not comparable:
+            skip('not-applicable', 'no tool is offered in two workspaces')
+        assert not found, f'tools gave different results in different workspaces:{listed(found)}'
