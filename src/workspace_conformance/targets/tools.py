@@ -10,9 +10,10 @@ import pytest
 from pydantic_ai.capabilities import AbstractCapability
 
 from ..tools import ToolWorkspace, WorkspaceToolSuite, default_workspaces
+from .base import TargetNotRunnable
 from .capability import finish_suite
 
-__all__ = ('ToolTarget', 'tool_suite_for')
+__all__ = ('TOOL_TARGETS', 'ToolTarget', 'harness_capability', 'tool_suite_for')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,3 +64,37 @@ def tool_suite_for(
     finish_suite(TestTools, target.declared_limits, waived, only=only, time_scale=time_scale)
     TestTools.__name__ = TestTools.__qualname__ = name or f'TestTools[{target.name}]'
     return TestTools
+
+
+def harness_capability(target: str, name: str) -> AbstractCapability[Any]:
+    """`pydantic_ai_harness.<name>()`, or `TargetNotRunnable` naming the package when the harness is not installed."""
+    try:
+        import pydantic_ai_harness
+    except ImportError:
+        raise TargetNotRunnable(
+            target, 'pydantic-ai-harness is not installed here: pip install pydantic-ai-harness'
+        ) from None
+    built: AbstractCapability[Any] = getattr(pydantic_ai_harness, name)()
+    return built
+
+
+def _harness(target: str, name: str, description: str, **waivers: Mapping[str, str]) -> ToolTarget:
+    return ToolTarget(name=target, description=description, build=lambda: harness_capability(target, name), **waivers)
+
+
+TOOL_TARGETS: Mapping[str, ToolTarget] = {
+    target.name: target
+    for target in (
+        _harness('harness-filesystem', 'FileSystem', "pydantic-ai-harness's FileSystem: file and search tools"),
+        _harness(
+            'harness-shell',
+            'Shell',
+            "pydantic-ai-harness's Shell: command tools",
+            declared_limits={
+                'no_silent_empty_toolset': 'finding F4 (docs/findings.md): no tools without commands, and no word'
+            },
+        ),
+        _harness('harness-coder', 'Coder', "pydantic-ai-harness's Coder: file, search, shell and sub-agent tools"),
+    )
+}
+"""The named tool targets: `workspace-conformance certify --tools harness-filesystem` and its siblings."""

@@ -19,11 +19,13 @@ async def sweep_all(
     deps: object,
     workspaces: Iterable[ToolWorkspace],
     tool_calls: ToolCalls,
+    *,
+    require_calls: bool = True,
     **options: Any,
 ) -> list[Recorded]:
-    """One recorded sweep per workspace; a not-applicable skip when no workspace offered a tool."""
+    """One recorded sweep per workspace; a not-applicable skip when no workspace offered a tool (`require_calls`)."""
     swept = [await tool_runs.sweep(capability, deps, where, tool_calls, **options) for where in workspaces]
-    if not any(recorded.calls for recorded in swept):
+    if require_calls and not any(recorded.calls for recorded in swept):
         names = ', '.join(recorded.workspace.name for recorded in swept) or 'none'
         skip('not-applicable', f'the capability offers no tools to call in these workspaces ({names})')
     return swept

@@ -455,6 +455,8 @@ class ToolRuns:
 
     base: Path
     cache: dict[tuple[object, ...], Recorded] = field(default_factory=dict)
+    token: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    """One token for every sweep of the class: the same calls on the same files, so workspaces compare."""
 
     async def sweep(
         self,
@@ -488,8 +490,8 @@ class ToolRuns:
         tools: Sequence[str] | None,
         seed: str | None,
     ) -> Recorded:
-        seeds = Seeds(uuid.uuid4().hex[:8])
-        base = self.base / f'{where.name}-{seeds.token}'
+        seeds = Seeds(self.token)
+        base = self.base / f'{where.name}-{len(self.cache)}-{uuid.uuid4().hex[:6]}'
         root, outside = base / 'root', base / 'outside'
         root.mkdir(parents=True)
         outside.mkdir()

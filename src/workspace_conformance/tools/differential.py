@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,13 +15,18 @@ from ._support import CallRecord, Recorded, ToolCalls, ToolRuns, ToolWorkspace, 
 __all__ = ('DifferentialRules',)
 
 _COMPARED_EXACTLY = 'success'
+_IDS = re.compile(r'\b[0-9a-f]{16,}\b')
+"""Random ids (a background command's, say): each run draws its own."""
+_PIDS = re.compile(r'(?i)(\bpid"?:? ?|kill -- -)\d+')
+"""Process ids, which differ from run to run."""
 
 
 def _normal(text: str, recorded: Recorded) -> str:
     """`text` with the working dir (and its host path) as `<wd>` and the workspace's token as `<token>`."""
     for root in sorted({recorded.working_dir, str(recorded.root), str(recorded.root.resolve())}, key=len, reverse=True):
         text = text.replace(root, '<wd>')
-    return text.replace(recorded.seeds.token, '<token>')
+    text = _IDS.sub('<id>', text.replace(recorded.seeds.token, '<token>'))
+    return _PIDS.sub(r'\1<pid>', text)
 
 
 def _changed(call: CallRecord, recorded: Recorded) -> tuple[str, ...]:

@@ -63,8 +63,10 @@ class PolicyRules:
         tool_runs: ToolRuns,
     ) -> None:
         """In a read-only workspace, write tools are left out or refused, and no byte of the tree changes."""
+        targets = _read_only_targets(workspaces)
+        await sweep_all(tool_runs, capability, deps, targets, tool_calls)  # not applicable without any tool
         found: list[str] = []
-        swept = await sweep_all(tool_runs, capability, deps, _read_only_targets(workspaces), tool_calls, read_only=True)
+        swept = await sweep_all(tool_runs, capability, deps, targets, tool_calls, read_only=True, require_calls=False)
         for recorded in swept:
             found += [f'{call} changed {", ".join(call.changed)}' for call in recorded.calls if call.changed]
             found += [f'{call}: {event}' for call in recorded.calls for event in call.host if event.kind == 'write']
@@ -84,7 +86,9 @@ class PolicyRules:
         writable = await sweep_all(tool_runs, capability, deps, targets, tool_calls)
         if not any(_reads(recorded) for recorded in writable):
             skip('not-applicable', 'the capability offers no read tool (by kind or name: read, list, search, ...)')
-        read_only = await sweep_all(tool_runs, capability, deps, targets, tool_calls, read_only=True)
+        read_only = await sweep_all(
+            tool_runs, capability, deps, targets, tool_calls, read_only=True, require_calls=False
+        )
         found: list[str] = []
         for open_one, closed in zip(writable, read_only, strict=True):
             outcomes = {call.tool: call for call in closed.calls}
