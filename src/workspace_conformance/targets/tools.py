@@ -78,8 +78,13 @@ def harness_capability(target: str, name: str) -> AbstractCapability[Any]:
     return built
 
 
-def _harness(target: str, name: str, description: str, **waivers: Mapping[str, str]) -> ToolTarget:
-    return ToolTarget(name=target, description=description, build=lambda: harness_capability(target, name), **waivers)
+def _harness(target: str, name: str, description: str, declared_limits: Mapping[str, str] | None = None) -> ToolTarget:
+    return ToolTarget(
+        name=target,
+        description=description,
+        build=lambda: harness_capability(target, name),
+        declared_limits=declared_limits or {},
+    )
 
 
 TOOL_TARGETS: Mapping[str, ToolTarget] = {
