@@ -36,6 +36,9 @@ COMPAT_TESTS = [
     'tests/test_upstream_parity.py',
     'tests/test_subclassing.py',
     'tests/test_compat.py',
+    # The harness's FileSystem, Shell and Coder certified by the tool suite, and findings F1-F4 reproduced: the
+    # harness is installed only in `targets`, so `compat` and `tests` skip the module.
+    'tests/tools/test_harness.py',
 ]
 
 

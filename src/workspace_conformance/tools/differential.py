@@ -30,7 +30,12 @@ def _normal(text: str, recorded: Recorded) -> str:
 
 
 def _changed(call: CallRecord, recorded: Recorded) -> tuple[str, ...]:
-    return tuple(sorted(_normal(path, recorded).removeprefix('<wd>/') for path in call.changed))
+    """The files the call was about that it changed: those named with the workspace's token.
+
+    A tool's own state (a background job finishing its status file during a later call, say) is left out.
+    """
+    named = (_normal(path, recorded).removeprefix('<wd>/') for path in call.changed)
+    return tuple(sorted(path for path in named if '<token>' in path))
 
 
 def _seen(call: CallRecord, recorded: Recorded) -> tuple[str, str, tuple[str, ...]]:
