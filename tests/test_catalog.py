@@ -94,6 +94,11 @@ def test_verify_checks_a_capability_suite_against_the_capability_catalog() -> No
     assert set(catalog_of(_suite_that_ran([rules()[0].id]))) == {r.id for r in rules()}
 
 
+def test_verify_checks_a_tool_suite_against_the_tool_catalog() -> None:
+    tools = [r.id for r in tool_rules()]
+    assert set(catalog_of(_suite_that_ran(tools[:1]))) == set(tools)
+
+
 def test_contract_coverage_table_names_real_rules_and_keeps_its_count() -> None:
     sys.path.insert(0, str(ROOT / 'scripts'))
     try:
