@@ -506,7 +506,10 @@ class ToolRuns:
         working_dir = await workspace.working_dir()
         if read_only:
             workspace = ReadOnlyWorkspace(workspace)
-        offered = await discover_tools(capability, workspace, deps)
+        try:
+            offered = await discover_tools(capability, workspace, deps)
+        except Exception as error:  # the run fails at start in this workspace: no tools, and it says why
+            return Recorded(where, read_only, [], [], [], root, working_dir, (), seeds, error=safe_str(error))
         chosen = [tool for tool in offered if tools is None or tool.name in tools]
         recorded = Recorded(where, read_only, offered, [], [], root, working_dir, (), seeds)
 
