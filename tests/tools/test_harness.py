@@ -5,12 +5,15 @@ the findings of docs/findings.md reproduced, one test each.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic_ai.capabilities import CombinedCapability
 from pydantic_ai.workspaces import Workspace
 
+from workspace_conformance import WorkspaceToolSuite
 from workspace_conformance.authoring import calling, watching_host
 from workspace_conformance.doubles import memory_backend
 from workspace_conformance.targets.tools import TOOL_TARGETS, tool_suite_for
@@ -27,6 +30,14 @@ harness = pytest.importorskip('pydantic_ai_harness', reason='pydantic-ai-harness
 TestHarnessFileSystem = tool_suite_for(TOOL_TARGETS['harness-filesystem'], name='TestHarnessFileSystem')
 TestHarnessShell = tool_suite_for(TOOL_TARGETS['harness-shell'], name='TestHarnessShell')
 TestHarnessCoder = tool_suite_for(TOOL_TARGETS['harness-coder'], name='TestHarnessCoder')
+
+
+class TestHarnessFileSystemWithOutputLimits(WorkspaceToolSuite):
+    """FileSystem with ToolOutputLimits beside it, whose spills go to the run's workspace."""
+
+    @pytest.fixture
+    def capability(self) -> Any:
+        return CombinedCapability([harness.FileSystem(), harness.ToolOutputLimits()])
 
 
 @pytest.fixture
@@ -53,12 +64,21 @@ async def test_f2_coder_with_agent_folders_stats_the_host_home_at_run_start(tmp_
 
 
 @pytest.mark.anyio
-async def test_f3_planning_from_spec_keeps_its_sqlite_store_in_the_host_cwd(tmp_path: Path) -> None:
-    planning: Any = harness.Planning.from_spec(backend='sqlite')
+@pytest.mark.parametrize(
+    ('build', 'kept'),
+    [
+        (lambda: harness.Planning.from_spec(backend='sqlite'), '.agent-plan.db'),
+        (lambda: harness.StepPersistence.from_spec(backend='file'), '.step-persistence'),
+    ],
+    ids=['planning-sqlite', 'step-persistence-file'],
+)
+async def test_f3_stores_from_spec_keep_their_state_in_the_host_cwd(
+    build: Callable[[], Any], kept: str, tmp_path: Path
+) -> None:
     with decoy_host(tmp_path, Seeds('f3')) as (cwd, _, _), watching_host(block=False) as watch, calling('run'):
-        await discover_tools(planning, Workspace(memory_backend()))
-    assert any(event.event == 'sqlite3.connect' and '.agent-plan.db' in event.path for event in watch.events)
-    assert (Path(cwd) / '.agent-plan.db').exists(), sorted(os.listdir(cwd))
+        await discover_tools(build(), Workspace(memory_backend()))
+    assert (Path(cwd) / kept).exists(), (sorted(os.listdir(cwd)), watch.events)
+    assert any(kept in event.path for event in watch.events if event.kind in ('write', 'connect')), watch.events
 
 
 @pytest.mark.anyio
