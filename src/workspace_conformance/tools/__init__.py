@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ..authoring import Rule, catalog
-from ._support import ToolFixtures, ToolWorkspace, default_workspaces
+from ._support import ToolFixtures, ToolWorkspace, default_workspaces, files_only_with_symlinks
 from .bounds import BoundRules
 from .containment import ContainmentRules
 from .differential import DifferentialRules
@@ -13,7 +13,7 @@ from .policies import PolicyRules
 from .refs import RefRules
 from .unattached import UnattachedRules
 
-__all__ = ('ToolWorkspace', 'WorkspaceToolSuite', 'default_workspaces', 'tool_rules')
+__all__ = ('ToolWorkspace', 'WorkspaceToolSuite', 'default_workspaces', 'files_only_with_symlinks', 'tool_rules')
 
 
 class WorkspaceToolSuite(

@@ -60,15 +60,19 @@ class DifferentialRules:
         if len(workspaces) < 2:
             skip('not-applicable', 'the `workspaces` fixture holds one workspace: nothing to compare')
         swept = await sweep_all(tool_runs, capability, deps, workspaces, tool_calls)
-        first_seen: dict[str, tuple[Recorded, CallRecord]] = {}
+        swept = [recorded for recorded in swept if recorded.error is None]  # a run refused at start said why
+        first_seen: dict[tuple[str, int], tuple[Recorded, CallRecord]] = {}
         found: list[str] = []
         offered = {recorded.workspace.name: {tool.name for tool in recorded.tools} for recorded in swept}
         for recorded in swept:
+            nth: dict[str, int] = {}
             for call in recorded.calls:
-                if call.tool not in first_seen:
-                    first_seen[call.tool] = (recorded, call)
+                key = (call.tool, nth.setdefault(call.tool, 0))
+                nth[call.tool] += 1
+                if key not in first_seen:
+                    first_seen[key] = (recorded, call)
                     continue
-                other, earlier = first_seen[call.tool]
+                other, earlier = first_seen[key]
                 if _seen(call, recorded) != _seen(earlier, other):
                     before = f'{_normal(earlier.content, other)[:200]!r} changed {_changed(earlier, other)}'
                     now = f'{_normal(call.content, recorded)[:200]!r} changed {_changed(call, recorded)}'
@@ -79,12 +83,8 @@ class DifferentialRules:
                     continue
                 if needs_commands(tool) and not recorded.workspace.commands:
                     continue
-                if recorded.read_only:
-                    continue
                 found.append(f'{tool.name} is offered elsewhere but not on {recorded.workspace.name}')
-        comparable = [
-            name for name, (_, _) in first_seen.items() if sum(name in names for names in offered.values()) > 1
-        ]
-        if not comparable:
+        comparable = [name for name, _ in first_seen if sum(name in names for names in offered.values()) > 1]
+        if not comparable and not found:
             skip('not-applicable', 'no tool is offered in two workspaces')
         assert not found, f'tools gave different results in different workspaces:{listed(found)}'
