@@ -43,3 +43,29 @@ def test_a_vendor_tool_capability_is_certified_with_no_configuration(vendor: pyt
     result = vendor.runpytest_inprocess('-p', 'no:cacheprovider', '-rs')
     result.assert_outcomes(passed=12, skipped=1)
     result.stdout.fnmatch_lines(['verdict: certified*', '*no_silent_empty_toolset*not-applicable*'])
+
+
+def test_a_capability_bringing_its_own_workspace_makes_the_unattached_rule_not_applicable(
+    vendor: pytest.Pytester,
+) -> None:
+    vendor.makepyfile(
+        test_own_workspace="""
+import pytest
+from pydantic_ai.capabilities import CombinedCapability, LocalWorkspace
+from notes_vendor import Notes
+from workspace_conformance import WorkspaceToolSuite
+
+
+class TestNotesInTheirOwnWorkspace(WorkspaceToolSuite):
+    @pytest.fixture
+    def capability(self, tmp_path):
+        return CombinedCapability([LocalWorkspace(tmp_path), Notes()])
+"""
+    )
+    result = vendor.runpytest_inprocess(
+        '-p', 'no:cacheprovider', '-rs', '-k', 'fails_at_start', 'test_own_workspace.py'
+    )
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ['*[[]unattached/fails_at_start_or_reports[]] not-applicable: the capability supplies*']
+    )

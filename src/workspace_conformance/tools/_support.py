@@ -278,6 +278,8 @@ class CallRecord:
     host: tuple[HostEvent, ...]
     executed: bool = True
     """Whether the tool's code ran (the run did not fail before it)."""
+    attached: bool | None = None
+    """Whether the tool's `ctx.workspace` reached an environment (None: the tool did not run)."""
 
     def __str__(self) -> str:
         return f'{self.tool}({_short_args(self.arguments)}) on {self.workspace}: {self.outcome}'
@@ -354,10 +356,13 @@ class _Observer(AbstractCapability[Any]):
     def __init__(self, snapshot: Callable[[], Any], log: list[tuple[str, tuple[str, ...], BaseException | None]]):
         self.snapshot = snapshot
         self.log = log
+        self.attached: bool | None = None
+        """Whether the last call's `ctx.workspace` reached an environment (None: no call ran)."""
 
     async def wrap_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
     ) -> Any:
+        self.attached = ctx.workspace.attached
         before = await self.snapshot()
         error: BaseException | None = None
         try:
@@ -578,10 +583,9 @@ async def _call(
     `also` are more capabilities of the agent (one supplying workspaces, say), `history` the run's message history.
     """
     log: list[tuple[str, tuple[str, ...], BaseException | None]] = []
+    observer = _Observer(snapshot, log)
     agent: Agent[Any, str] = Agent(
-        scripted_model(tool.name, arguments),
-        capabilities=[capability, *also, _Observer(snapshot, log)],
-        retries=3,
+        scripted_model(tool.name, arguments), capabilities=[capability, *also, observer], retries=3
     )
     allowed = [str(await workspace.working_dir())] if where is not None and where.local and workspace else []
     kwargs: dict[str, Any] = {'deps': deps, 'message_history': history}
@@ -605,6 +609,7 @@ async def _call(
         changed,
         tuple(watch.events),
         executed=bool(log),
+        attached=observer.attached,
     )
 
 

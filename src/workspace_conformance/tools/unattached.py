@@ -35,6 +35,8 @@ class UnattachedRules:
         found: list[str] = []
         for name, arguments in calls.items():
             call, changed = await call_unattached(capability, deps, tools[name], arguments, tool_runs.base)
+            if call.attached:
+                skip('not-applicable', 'the capability supplies a workspace of its own: its runs always have one')
             found += [f'{call}: {event}' for event in call.host]
             found += [f'{call}: {path} changed' for path in changed]
             if call.outcome == 'success':
