@@ -511,22 +511,23 @@ class ToolRuns:
         working_dir = await workspace.working_dir()
         if read_only:
             workspace = ReadOnlyWorkspace(workspace)
-        try:
-            offered = await discover_tools(capability, workspace, deps)
-        except Exception as error:  # the run fails at start in this workspace: no tools, and it says why
-            return Recorded(where, read_only, [], [], [], root, working_dir, (), seeds, error=safe_str(error))
-        chosen = [tool for tool in offered if tools is None or tool.name in tools]
-        recorded = Recorded(where, read_only, offered, [], [], root, working_dir, (), seeds)
+        recorded = Recorded(where, read_only, [], [], [], root, working_dir, (), seeds)
 
         async def snapshot() -> dict[str, str]:
             if where.host_backed:
                 return _tree(root)
             return await _memory_tree(workspace)
 
-        with decoy_host(base, seeds) as decoys:
+        with decoy_host(base, seeds) as decoys:  # the discovery run too: its start may look at the cwd or home
             recorded.decoys = (*decoys, str(outside.resolve()))
             before = {decoy: _tree(Path(decoy)) for decoy in recorded.decoys}
-            for tool in chosen:
+            try:
+                recorded.tools = await discover_tools(capability, workspace, deps)
+            except Exception as error:  # the run fails at start in this workspace: no tools, and it says why
+                recorded.error = safe_str(error)
+            for tool in recorded.tools:
+                if tools is not None and tool.name not in tools:
+                    continue
                 for arguments in _arguments_for(tool, tool_calls, seeds, root, symlinked, seed):
                     recorded.calls.append(await _call(capability, deps, workspace, where, tool, arguments, snapshot))
             recorded.decoys_changed = [
