@@ -15,6 +15,7 @@ from workspace_conformance.capability import capability_rules
 from workspace_conformance.catalog_format import render_suites
 from workspace_conformance.reports.model import Report
 from workspace_conformance.suite import rules
+from workspace_conformance.tools import tool_rules
 
 DOCS = Path(__file__).resolve().parent.parent / 'docs'
 
@@ -25,7 +26,12 @@ def generated() -> dict[Path, str]:
     schema = json.dumps(Report.model_json_schema(), indent=2, sort_keys=True) + '\n'
     return {
         DOCS / 'rules.md': render_suites(
-            {'WorkspaceBackendSuite': rules(), 'WorkspaceCapabilitySuite': capability_rules()}, 'markdown'
+            {
+                'WorkspaceBackendSuite': rules(),
+                'WorkspaceCapabilitySuite': capability_rules(),
+                'WorkspaceToolSuite': tool_rules(),
+            },
+            'markdown',
         ),
         DOCS / 'contract-coverage.md': render(promised, clauses),
         DOCS / 'report-schema.json': schema,

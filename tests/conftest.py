@@ -17,6 +17,7 @@ import pytest
 from workspace_conformance.capability import WorkspaceCapabilitySuite
 from workspace_conformance.runtime import emergency
 from workspace_conformance.suite import WorkspaceBackendSuite
+from workspace_conformance.tools import WorkspaceToolSuite
 
 pytest_plugins = ['pytester', 'tests.xdist_groups']
 
@@ -54,7 +55,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _a_suite_rule(item: pytest.Item) -> bool:
     """Whether the item is a rule of a suite class: one of a whole suite's runs, slow by what it does."""
     cls = getattr(item, 'cls', None)
-    return cls is not None and issubclass(cls, (WorkspaceBackendSuite, WorkspaceCapabilitySuite))
+    return cls is not None and issubclass(cls, (WorkspaceBackendSuite, WorkspaceCapabilitySuite, WorkspaceToolSuite))
 
 
 @pytest.fixture(autouse=True)

@@ -15,6 +15,7 @@ from workspace_conformance.capability import capability_rules
 from workspace_conformance.cli import main
 from workspace_conformance.reports.model import RuleOutcome, SuiteReport
 from workspace_conformance.reports.verify import catalog_of
+from workspace_conformance.tools import tool_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,6 +62,7 @@ def test_rules_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert [(r['suite'], r['id']) for r in data['rules']] == [
         *(('WorkspaceBackendSuite', r.id) for r in rules()),
         *(('WorkspaceCapabilitySuite', r.id) for r in capability_rules()),
+        *(('WorkspaceToolSuite', r.id) for r in tool_rules()),
     ]
 
 
@@ -69,6 +71,13 @@ def test_rules_command_lists_one_suite_when_asked(capsys: pytest.CaptureFixture[
     out = capsys.readouterr().out
     assert out.startswith('WorkspaceCapabilitySuite\n') and 'WorkspaceBackendSuite' not in out
     assert all(r.id in out for r in capability_rules()) and not any(f'/{r.id} ' in out for r in rules())
+
+
+def test_rules_command_lists_the_tool_suite_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['rules', '--suite', 'tools']) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('WorkspaceToolSuite\n') and 'WorkspaceCapabilitySuite' not in out
+    assert all(r.qualified in out for r in tool_rules()) and not any(f'/{r.id} ' in out for r in rules())
 
 
 def _suite_that_ran(rule_ids: list[str]) -> SuiteReport:
@@ -83,6 +92,11 @@ def test_verify_checks_a_capability_suite_against_the_capability_catalog() -> No
     capability = [r.id for r in capability_rules()]
     assert set(catalog_of(_suite_that_ran(capability[:1]))) == set(capability)
     assert set(catalog_of(_suite_that_ran([rules()[0].id]))) == {r.id for r in rules()}
+
+
+def test_verify_checks_a_tool_suite_against_the_tool_catalog() -> None:
+    tools = [r.id for r in tool_rules()]
+    assert set(catalog_of(_suite_that_ran(tools[:1]))) == set(tools)
 
 
 def test_contract_coverage_table_names_real_rules_and_keeps_its_count() -> None:
@@ -116,10 +130,10 @@ def test_rules_table_prints_every_clause_under_a_heading_per_suite(
     monkeypatch.setenv('COLUMNS', '1000')
     assert main(['rules']) == 0
     lines = capsys.readouterr().out.splitlines()
-    for suite in ('WorkspaceBackendSuite', 'WorkspaceCapabilitySuite'):
+    for suite in ('WorkspaceBackendSuite', 'WorkspaceCapabilitySuite', 'WorkspaceToolSuite'):
         heading = lines.index(suite)
         assert lines[heading + 1] == '=' * len(suite) and lines[heading + 2].startswith('Checks ')
-    for listed in (*rules(), *capability_rules()):
+    for listed in (*rules(), *capability_rules(), *tool_rules()):
         row = next(i for i, line in enumerate(lines) if line.startswith(f'{listed.qualified} '))
         assert lines[row + 1] == f'    {listed.clause}', listed.id
 

@@ -2,7 +2,7 @@
 
 Every import counts, also one deferred into a function; relative imports are resolved to absolute names. The layers,
 from the bottom: `runtime` (process primitives), the engine (`engine/`), `authoring` (the public API for writing
-rules), then the suites' area modules (`suite/`, `capability/`) with their small private helper modules.
+rules), then the suites' area modules (`suite/`, `capability/`, `tools/`) with their small private helper modules.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / 'src' / 'workspace_conformance'
 PACKAGE = 'workspace_conformance'
 AUTHORING = f'{PACKAGE}.authoring'
-SUITES = (f'{PACKAGE}.suite', f'{PACKAGE}.capability')
+SUITES = (f'{PACKAGE}.suite', f'{PACKAGE}.capability', f'{PACKAGE}.tools')
 """The packages of rules: each holds area modules (public, defining rules) and small private helper modules."""
 LIBRARIES = (f'{PACKAGE}.strategies', f'{PACKAGE}.doubles')
 """Public modules an area may use besides `authoring`: test data and test doubles, which import no rule machinery."""
@@ -222,7 +222,14 @@ def modules() -> dict[str, Module]:
 
 def test_the_area_modules_are_found_from_the_package(modules: dict[str, Module]) -> None:
     areas = [module for module in suite_modules(modules) if not module.private]
-    assert {module.name.rpartition('.')[2] for module in areas} >= {'commands', 'files', 'durable', 'selection'}
+    assert {module.name.rpartition('.')[2] for module in areas} >= {
+        'commands',
+        'files',
+        'durable',
+        'selection',
+        'containment',
+        'bounds',
+    }
     without_rules = [module.name for module in areas if not defines_rules(module)]
     assert without_rules == [], 'a public module of a rule package declares no rule'
     helpers = [module.name for module in suite_modules(modules) if module.private and defines_rules(module)]

@@ -14,6 +14,7 @@ from .suite import (
     rule,
     rules,
 )
+from .tools import WorkspaceToolSuite, tool_rules
 
 __all__ = (
     'AREAS',
@@ -24,9 +25,11 @@ __all__ = (
     'RuleFailure',
     'WorkspaceBackendSuite',
     'WorkspaceCapabilitySuite',
+    'WorkspaceToolSuite',
     '__version__',
     'capability_rules',
     'catalog',
     'rule',
     'rules',
+    'tool_rules',
 )

@@ -14,6 +14,7 @@ from ._frames import machinery_hidden
 from .engine._canary import CANARY, environment_of, leaked, runners_canary
 from .engine._failures import RuleFailure, safe_str
 from .engine._guard import RuleRun, current_run, wait_until
+from .engine._host import HostEvent, HostWatch, calling, owning, watching_host
 from .engine._hypothesis import call_in_loop, profile_settings, run_in_worker
 from .engine._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
 from .engine._supplied import (
@@ -52,6 +53,8 @@ __all__ = (
     'SECRET_NAME',
     'SKIP_KINDS',
     'Area',
+    'HostEvent',
+    'HostWatch',
     'Level',
     'MakeSymlink',
     'Requirement',
@@ -62,6 +65,7 @@ __all__ = (
     'SuiteFixtures',
     'accepted',
     'call_in_loop',
+    'calling',
     'catalog',
     'commands_of',
     'current_run',
@@ -75,6 +79,7 @@ __all__ = (
     'make_link',
     'narrow',
     'own_environment',
+    'owning',
     'profile_settings',
     'ref_text',
     'rule',
@@ -91,5 +96,6 @@ __all__ = (
     'supplied',
     'unwrap',
     'wait_until',
+    'watching_host',
     'workspace_of',
 )

@@ -40,8 +40,9 @@ from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRun
 from .targets.base import Target
 from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
 from .targets.listing import render_targets, write_not_run
-from .targets.loading import resolve_capability
+from .targets.loading import resolve_capability, resolve_tools
 from .targets.preflight import preflight
+from .tools import tool_rules
 
 __all__ = ('main',)
 
@@ -133,6 +134,13 @@ def _parser() -> argparse.ArgumentParser:
         help="also run the capability suite: on the named target's own capability (no value; local: LocalWorkspace, "
         'provider: InMemoryProvider.capability()), or on package.module:factory returning an AbstractCapability',
     )
+    certify.add_argument(
+        '--tools',
+        metavar='MODULE:FACTORY',
+        help='run the tool suite on a capability giving the model tools: a named tool target (harness-filesystem, '
+        'harness-shell, harness-coder) or package.module:factory returning an AbstractCapability; without TARGET, '
+        'only the tool suite runs',
+    )
     certify.add_argument('--anyio-backend', choices=['asyncio', 'trio', 'all'], default='all')
     certify.add_argument('-k', dest='keyword', metavar='EXPR', help='only rules matching this pytest -k expression')
     certify.add_argument(
@@ -203,10 +211,10 @@ def _parser() -> argparse.ArgumentParser:
     targets.add_argument('--format', choices=['table', 'json'], default='table')
     _add_target_options(targets)
 
-    listing = commands.add_parser('rules', help='print the rule catalogs of the backend and the capability suite')
+    listing = commands.add_parser('rules', help='print the rule catalogs of the backend, capability and tool suites')
     listing.add_argument('--format', choices=FORMATS, default='table')
     listing.add_argument(
-        '--suite', choices=['all', 'backend', 'capability'], default='all', help='only the rules of one suite'
+        '--suite', choices=['all', 'backend', 'capability', 'tools'], default='all', help='only the rules of one suite'
     )
 
     report = commands.add_parser('report', help='render a report.json in another format')
@@ -277,8 +285,16 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as done:  # --help, --version
         return done.code if isinstance(done.code, int) else 0
     if args.command == 'rules':
-        suites = {'WorkspaceBackendSuite': rules(), 'WorkspaceCapabilitySuite': capability_rules()}
-        wanted = {'backend': 'WorkspaceBackendSuite', 'capability': 'WorkspaceCapabilitySuite'}.get(args.suite)
+        suites = {
+            'WorkspaceBackendSuite': rules(),
+            'WorkspaceCapabilitySuite': capability_rules(),
+            'WorkspaceToolSuite': tool_rules(),
+        }
+        wanted = {
+            'backend': 'WorkspaceBackendSuite',
+            'capability': 'WorkspaceCapabilitySuite',
+            'tools': 'WorkspaceToolSuite',
+        }.get(args.suite)
         sys.stdout.write(render_suites({k: v for k, v in suites.items() if wanted in (None, k)}, args.format))
         return 0
     if args.command == 'report':
@@ -306,7 +322,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _factory_specs(args: argparse.Namespace) -> list[str]:
     """The command's `package.module:attribute` arguments: target, --fresh, --attach, --destroy, --capability."""
-    specs = (args.target, args.fresh, args.attach, args.destroy, args.capability)
+    specs = (args.target, args.fresh, args.attach, args.destroy, args.capability, args.tools)
     return [spec for spec in specs if isinstance(spec, str) and ':' in spec]
 
 
@@ -505,7 +521,11 @@ def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | 
             if problem is not None:
                 return problem
     if args.keyword is not None:
-        selectable = (*rules(), *(capability_rules() if args.capability is not None else ()))
+        selectable = (
+            *(rules() if args.target is not None or args.tools is None else ()),
+            *(capability_rules() if args.capability is not None else ()),
+            *(tool_rules() if args.tools is not None else ()),
+        )
         return keyword_problem(args.keyword, (f'test_{rule.id}' for rule in selectable), loops)
     return None
 
@@ -581,6 +601,7 @@ def _certification_arguments(
         options={name: value for name, value in options.items() if value is not None},
         run_id=run_dir.name,
         capability=args.capability,
+        tools=args.tools,
         loops_left_out=left_out,
         awaits=awaits,
     )
@@ -641,6 +662,8 @@ def _run_certification(args: argparse.Namespace, argv: Sequence[str] | None) -> 
         if args.capability is not None:  # built once, so a factory that returns no capability fails here
             with run_directory('workspace-conformance-check-') as check_dir:
                 resolve_capability(args.capability, checked)(Path(check_dir) / 'capability')
+        if args.tools is not None:  # built once, so a factory that returns no capability fails here
+            resolve_tools(args.tools).build()
     except TargetNotRunnable as error:
         return _not_run(args, error)
     except TargetError as error:
@@ -704,7 +727,8 @@ def _run_certification(args: argparse.Namespace, argv: Sequence[str] | None) -> 
             with cleaning_up():
                 _clean_up(target, environments)
                 unregister()
-    return _Ran(status, capture.recorder, target.name, loops)
+    subject = args.tools if args.tools is not None and args.target is None else target.name
+    return _Ran(status, capture.recorder, subject, loops)
 
 
 def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None, ran: _Ran) -> int:
@@ -735,7 +759,9 @@ def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None,
     # The one verdict: the report's, which also counts whether the run was complete.
     verdict = recorder.report.verdict if recorder.report is not None else 'not certified'
     terminated = terminated_status()
-    sys.stdout.write(f'workspace-conformance: {verdict} ({args.target or "local"}{stopped})\n')
+    sys.stdout.write(
+        f'workspace-conformance: {verdict} ({ran.target if args.tools else args.target or "local"}{stopped})\n'
+    )
     if terminated is not None:
         return terminated
     return EXIT_CERTIFIED if verdict == 'certified' else EXIT_NOT_CERTIFIED

@@ -19,6 +19,7 @@ __all__ = (
     'RULE_STATUSES',
     'SECRET_NAME',
     'SKIP_KINDS',
+    'TOOL_AREAS',
     'VERDICTS',
     'Area',
     'BackendArea',
@@ -30,6 +31,7 @@ __all__ = (
     'Requirement',
     'RuleStatus',
     'SkipKind',
+    'ToolArea',
     'Verdict',
 )
 
@@ -37,10 +39,13 @@ BackendArea = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes',
 """The areas of `WorkspaceBackendSuite`: the backend protocol."""
 CapabilityArea = Literal['selection', 'untrusted', 'runs', 'facade', 'policies', 'rebuild', 'hygiene']
 """The areas of `WorkspaceCapabilitySuite`: what a capability's `get_workspace` supplies, and agent runs over it."""
-Area = Literal[BackendArea, CapabilityArea]
+ToolArea = Literal['containment', 'policies', 'unattached', 'differential', 'refs', 'bounds']
+"""The areas of `WorkspaceToolSuite`: the tools a capability gives the model, run in whatever workspace the run has."""
+Area = Literal[BackendArea, CapabilityArea, ToolArea]
 """The parts of the contract a rule belongs to, in the order the catalog lists them."""
-AREAS: tuple[Area, ...] = (*get_args(BackendArea), *get_args(CapabilityArea))
+AREAS: tuple[Area, ...] = tuple(dict.fromkeys((*get_args(BackendArea), *get_args(CapabilityArea), *get_args(ToolArea))))
 CAPABILITY_AREAS: tuple[CapabilityArea, ...] = get_args(CapabilityArea)
+TOOL_AREAS: tuple[ToolArea, ...] = get_args(ToolArea)
 
 Level = Literal['core', 'extended']
 """`core`: every applicable core rule must pass, no waiver covers it; `extended`: a gap makes the verdict partial."""

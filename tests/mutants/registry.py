@@ -6,8 +6,9 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend, WorkspaceRef
 
 from workspace_conformance.doubles import memory_symlink
@@ -18,6 +19,7 @@ _LOCAL = local_target()
 
 Build = Callable[[Path], WorkspaceBackend]
 Kind = TypeVar('Kind', bound=type[WorkspaceBackend])
+ToolKind = TypeVar('ToolKind', bound=type[AbstractCapability[Any]])
 
 
 @dataclass(frozen=True)
@@ -159,3 +161,35 @@ def capability_mutant(*, name: str, kills: list[str], bug: str, build: Callable[
     if any(existing.name == name for existing in CAPABILITY_MUTANTS):
         raise ValueError(f'two capability mutants are named {name!r}')
     CAPABILITY_MUTANTS.append(CapabilityMutant(name=name, kills=tuple(kills), bug=bug, build=build))
+
+
+@dataclass(frozen=True)
+class ToolMutant:
+    """A tool capability that breaks one clause, the default workspaces it is run in, and the rules it must fail."""
+
+    name: str
+    kills: tuple[str, ...]
+    bug: str
+    build: Callable[[], AbstractCapability[Any]]
+    workspaces: tuple[str, ...]
+
+
+TOOL_MUTANTS: list[ToolMutant] = []
+
+
+def tool_mutant(
+    *, kills: list[str], bug: str, workspaces: list[str], name: str | None = None
+) -> Callable[[ToolKind], ToolKind]:
+    """Class decorator: register the capability class, built with no arguments, as a tool mutant run in `workspaces`.
+
+    The mutant is named after the class (`WritesWithOpen`: `writes_with_open`) unless `name` says otherwise.
+    """
+
+    def register(kind: ToolKind) -> ToolKind:
+        named = _named_after(kind, name)
+        if any(existing.name == named for existing in TOOL_MUTANTS):
+            raise ValueError(f'two tool mutants are named {named!r}')
+        TOOL_MUTANTS.append(ToolMutant(named, tuple(kills), bug, kind, tuple(workspaces)))
+        return kind
+
+    return register

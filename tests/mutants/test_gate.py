@@ -19,11 +19,13 @@ from workspace_conformance import Rule, WorkspaceBackendSuite, rules
 from workspace_conformance.capability import WorkspaceCapabilitySuite, capability_rules
 from workspace_conformance.targets import Target, suite_for
 from workspace_conformance.targets.capability import CapabilityTarget, capability_suite_for
+from workspace_conformance.targets.tools import ToolTarget, tool_suite_for
+from workspace_conformance.tools import WorkspaceToolSuite, tool_rules
 from workspace_conformance.vocabulary import BYPASS_CAPABILITIES
 
 from ..runner import bypasses_permissions
-from .gallery import load_all, load_capability_mutants
-from .registry import CapabilityMutant, Mutant
+from .gallery import load_all, load_capability_mutants, load_tool_mutants
+from .registry import CapabilityMutant, Mutant, ToolMutant
 
 ROOT = Path(__file__).resolve().parents[2]
 TIME_SCALE = 0.25
@@ -31,12 +33,13 @@ DROP = BYPASS_CAPABILITIES
 SuiteClass = TypeVar('SuiteClass', bound=type)
 MUTANTS = load_all()
 CAPABILITY_MUTANTS = load_capability_mutants()
+TOOL_MUTANTS = load_tool_mutants()
 
 
 def _narrowed(
     suite_of: Callable[..., SuiteClass],
-    target: Target | CapabilityTarget,
-    mutant: Mutant | CapabilityMutant,
+    target: Target | CapabilityTarget | ToolTarget,
+    mutant: Mutant | CapabilityMutant | ToolMutant,
     name: str,
     **options: object,
 ) -> SuiteClass:
@@ -76,6 +79,15 @@ def capability_mutant_suite(mutant: CapabilityMutant) -> type[WorkspaceCapabilit
     return _narrowed(capability_suite_for, target, mutant, f'TestCapabilityMutant_{mutant.name}')
 
 
+def tool_mutant_suite(mutant: ToolMutant) -> type[WorkspaceToolSuite]:
+    """The tool suite of the mutant as a target, in its own workspaces only, narrowed to the rules it must fail."""
+    target = ToolTarget(name=mutant.name, description=mutant.bug, build=mutant.build, workspaces=mutant.workspaces)
+    return _narrowed(tool_suite_for, target, mutant, f'TestToolMutant_{mutant.name}')
+
+
+for _tool_mutant in TOOL_MUTANTS:
+    globals()[f'TestToolMutant_{_tool_mutant.name}'] = tool_mutant_suite(_tool_mutant)
+
 for _capability_mutant in CAPABILITY_MUTANTS:
     globals()[f'TestCapabilityMutant_{_capability_mutant.name}'] = capability_mutant_suite(_capability_mutant)
 
@@ -85,9 +97,10 @@ for _mutant in MUTANTS:
         globals()[f'TestMutant_{_mutant.name}'] = mutant_suite(_mutant)
 
 
-GALLERIES: dict[str, tuple[Sequence[Mutant | CapabilityMutant], Callable[[], Sequence[Rule]]]] = {
+GALLERIES: dict[str, tuple[Sequence[Mutant | CapabilityMutant | ToolMutant], Callable[[], Sequence[Rule]]]] = {
     'backend': (MUTANTS, rules),
     'capability': (CAPABILITY_MUTANTS, capability_rules),
+    'tools': (TOOL_MUTANTS, tool_rules),
 }
 
 

@@ -5,11 +5,14 @@ from .commands import CommandCall, Handler, ScriptedCommands, ScriptedMemoryBack
 from .faults import FaultyBackend, Injection
 from .memory import InMemoryBackend, memory_symlink
 from .provider import InMemoryProvider, ProviderBackend, ProviderCommandsBackend
+from .shapes import CommandsOnly, FilesOnly
 from .switches import memory_backend
 
 __all__ = (
     'CommandCall',
+    'CommandsOnly',
     'FaultyBackend',
+    'FilesOnly',
     'Handler',
     'InMemoryBackend',
     'InMemoryProvider',

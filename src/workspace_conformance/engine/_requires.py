@@ -28,7 +28,7 @@ from pydantic_ai.workspaces import (
 )
 
 from .._frames import machinery_hidden
-from ..vocabulary import CAPABILITY_AREAS
+from ..vocabulary import CAPABILITY_AREAS, TOOL_AREAS
 from ._rule import Rule
 from ._supplied import layer_names, select
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
@@ -128,8 +128,8 @@ PROBE = 'for tool do command -v "$tool" >/dev/null 2>&1 || { printf %s "$tool"; 
 
 
 def subject_fixture(rule: Rule) -> str:
-    """The fixture a rule checks: `capability` for the areas of `WorkspaceCapabilitySuite`, else `backend`."""
-    return 'capability' if rule.area in CAPABILITY_AREAS else 'backend'
+    """The fixture a rule checks: `capability` for the capability and tool suites' areas, else `backend`."""
+    return 'capability' if rule.area in CAPABILITY_AREAS or rule.area in TOOL_AREAS else 'backend'
 
 
 def skip_reason(rule: Rule, kind: str, why: str) -> str:

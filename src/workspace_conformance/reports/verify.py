@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from .._version import __version__
 from ..capability import capability_rules
 from ..suite import Rule, rules
+from ..tools import tool_rules
 from .model import Report, RuleSummary, SuiteReport, overall_verdict, summarize, verdict_of
 
 __all__ = ('CHECKSUMS', 'catalog_of', 'checksums', 'load_report', 'overridden_in', 'verify_bundle')
@@ -63,11 +64,13 @@ def _hash_problems(directory: Path) -> list[str]:
 
 
 def catalog_of(suite: SuiteReport) -> dict[str, Rule]:
-    """The catalog a suite's results are checked against: the capability suite's when it ran only capability rules."""
+    """The catalog a suite's results are checked against: the capability or tool suite's when it ran only theirs."""
     backend = {rule.id: rule for rule in rules()}
-    capability = {rule.id: rule for rule in capability_rules()}
     ran = {result.rule_id for result in suite.results}
-    return capability if ran & capability.keys() and not ran & backend.keys() else backend
+    for other in ({rule.id: rule for rule in capability_rules()}, {rule.id: rule for rule in tool_rules()}):
+        if ran & other.keys() and not ran & backend.keys():
+            return other
+    return backend
 
 
 def _report_problems(report: Report, name: str) -> list[str]:

@@ -7,7 +7,7 @@ import inspect
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
@@ -15,7 +15,10 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 from .base import CapabilitySetup, Target, TargetError, TargetNotRunnable
 from .registry import NAMED_TARGETS
 
-__all__ = ('IMPORT_HINT', 'load_callable', 'own_directory', 'resolve_capability', 'resolve_target')
+if TYPE_CHECKING:
+    from .tools import ToolTarget
+
+__all__ = ('IMPORT_HINT', 'load_callable', 'own_directory', 'resolve_capability', 'resolve_target', 'resolve_tools')
 
 IMPORT_HINT = 'is its directory on PYTHONPATH? run from it or set PYTHONPATH'
 
@@ -159,3 +162,27 @@ def resolve_capability(spec: str, target: Target) -> Callable[[Path], Capability
         return CapabilitySetup(capability=built)
 
     return setup
+
+
+def resolve_tools(spec: str) -> ToolTarget:
+    """The tool target `--tools` names: a named one (`harness-filesystem`, ...) or package.module:factory.
+
+    A factory returns an `AbstractCapability` and is called with no argument, once for each rule.
+    """
+    from .tools import TOOL_TARGETS, ToolTarget
+
+    if spec in TOOL_TARGETS:
+        return TOOL_TARGETS[spec]
+    if ':' not in spec:
+        raise TargetError(
+            f'--tools {spec!r} is neither a named tool target ({", ".join(TOOL_TARGETS)}) nor module:factory'
+        )
+    factory = load_callable(spec, '--tools')
+
+    def build() -> AbstractCapability[Any]:
+        built = factory()
+        if not isinstance(built, AbstractCapability):
+            raise TargetError(f'--tools {spec!r} returned {type(built).__name__}, not an AbstractCapability')
+        return built
+
+    return ToolTarget(name=spec, description=f'the tools of {spec}', build=build)

@@ -12,26 +12,11 @@ from pydantic_ai.workspaces import (
     WorkspaceRef,
 )
 
-from ..doubles.forwarding import ForwardsCommands
+from ..doubles.shapes import CommandsOnly
 from .base import NamedTarget, Target
 from .local import LazyLocalBackend, destroy_local_environment, sacrificial_directory, shared_directory
 
 __all__ = ('LOCAL_SHELL', 'CommandsOnly')
-
-
-class CommandsOnly(ForwardsCommands):
-    """Exposes only `ref`, `working_dir` and `run` of a backend, as a provider with nothing but a command API does."""
-
-    def __init__(self, backend: LocalWorkspaceBackend | LazyLocalBackend) -> None:
-        self._backend = backend
-
-    @property
-    def ref(self) -> WorkspaceRef | None:
-        """The wrapped backend's ref."""
-        return self._backend.ref
-
-    async def _inner(self) -> LocalWorkspaceBackend | LazyLocalBackend:
-        return self._backend
 
 
 def _shell_workspace(backend: LocalWorkspaceBackend | LazyLocalBackend) -> WorkspaceBackend:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..registry import CAPABILITY_MUTANTS, MUTANTS, CapabilityMutant, Mutant
+from ..registry import CAPABILITY_MUTANTS, MUTANTS, TOOL_MUTANTS, CapabilityMutant, Mutant, ToolMutant
 
 
 def load_all() -> list[Mutant]:
@@ -25,3 +25,9 @@ def load_capability_mutants() -> list[CapabilityMutant]:
     """Every capability mutant of the gallery (its `capability` module), after importing the gallery."""
     load_all()
     return list(CAPABILITY_MUTANTS)
+
+
+def load_tool_mutants() -> list[ToolMutant]:
+    """Every tool mutant of the gallery (its `tools` module), after importing the gallery."""
+    load_all()
+    return list(TOOL_MUTANTS)

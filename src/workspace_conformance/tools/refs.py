@@ -1,0 +1,43 @@
+"""Rules on runs continued from a ref in their history: the tools act in that ref's environment."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic_ai.capabilities import AbstractCapability
+
+from ..authoring import rule, skip
+from ._shared import sweep_all
+from ._support import ToolCalls, ToolRuns, ToolWorkspace, continued_in_history_ref, is_read_tool, path_parameter
+
+__all__ = ('RefRules',)
+
+
+class RefRules:
+    """Rules on tools in runs continued from history."""
+
+    @rule(area='refs', alone=True)
+    async def test_tools_act_in_the_history_ref(
+        self,
+        capability: AbstractCapability[Any],
+        deps: object,
+        workspaces: Sequence[ToolWorkspace],
+        tool_calls: ToolCalls,
+        tool_runs: ToolRuns,
+    ) -> None:
+        """In a run continued from a ref in its message history, the tools act in the environment that ref names."""
+        swept = await sweep_all(tool_runs, capability, deps, workspaces, tool_calls)
+        readers = [
+            (tool, parameter)
+            for tool in {tool.name: tool for recorded in swept for tool in recorded.tools}.values()
+            if is_read_tool(tool) and (parameter := path_parameter(tool)) is not None
+        ]
+        if not readers:
+            skip('not-applicable', 'the capability offers no read tool taking a file path')
+        tool, parameter = readers[0]
+        token, call = await continued_in_history_ref(capability, deps, tool, parameter, tool_runs.base)
+        assert call.outcome == 'success' and token in call.content, (
+            f'a run continued from the ref of the run that wrote {call.arguments[parameter]!r} called {call}, which '
+            f'did not read it there: {call.content[:300]!r}'
+        )
