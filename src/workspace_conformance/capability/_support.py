@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -75,20 +75,29 @@ class IoWatch:
     """The mutating audit events the watched block raised, each as `event(args)`, in order."""
 
     seen: list[str] = field(default_factory=list)
-    thread: int = 0
     active: bool = False
 
 
-_WATCHES: list[IoWatch] = []
+_WATCH: ContextVar[IoWatch | None] = ContextVar('workspace_conformance_io_watch', default=None)
+"""The watch of the block running: tasks it starts and worker threads it hands work to (`anyio.to_thread`,
+`asyncio.to_thread`) carry it, so their I/O is the block's too, and a rule running beside it is not."""
 _HOOKED: list[bool] = []
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    for watch in _WATCHES:
-        if not watch.active or threading.get_ident() != watch.thread:
-            continue
-        if event in _MUTATING_EVENTS or (event == 'open' and _writes(args)):
-            watch.seen.append(f'{event}{_short(args)}')
+    watch = _WATCH.get()
+    if watch is None or not watch.active:
+        return
+    if event in _MUTATING_EVENTS or (event == 'open' and _writes(args)) or _opens_a_database_file(event, args):
+        watch.seen.append(f'{event}{_short(args)}')
+
+
+def _opens_a_database_file(event: str, args: tuple[Any, ...]) -> bool:
+    """`sqlite3.connect` of a file (which it creates), not of an in-memory database."""
+    if event != 'sqlite3.connect' or not args:
+        return False
+    database = args[0]
+    return not (isinstance(database, str | bytes) and database in (':memory:', b':memory:', '', b''))
 
 
 def _writes(args: tuple[Any, ...]) -> bool:
@@ -105,17 +114,17 @@ def _short(args: tuple[Any, ...]) -> str:
 
 @contextlib.contextmanager
 def watching_io() -> Iterator[IoWatch]:
-    """Record the host changes and network calls the block makes on this thread (Python's audit hooks)."""
+    """Record the host changes and network calls the block makes, in its tasks and the worker threads it uses."""
     if not _HOOKED:
-        sys.addaudithook(_audit)  # hooks cannot be removed; an idle one costs one list check per event
+        sys.addaudithook(_audit)  # hooks cannot be removed; an idle one costs one context lookup per event
         _HOOKED.append(True)
-    watch = IoWatch(thread=threading.get_ident(), active=True)
-    _WATCHES.append(watch)
+    watch = IoWatch(active=True)
+    token = _WATCH.set(watch)
     try:
         yield watch
     finally:
         watch.active = False
-        _WATCHES.remove(watch)
+        _WATCH.reset(token)
 
 
 def script_one_tool_call(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -5,11 +5,14 @@ Each works only in the scratch directory it is given (the project directory, or 
 
 from __future__ import annotations
 
+import functools
+import os
 import tempfile
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
+import anyio
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 from pydantic_ai.messages import ModelResponse
@@ -57,6 +60,24 @@ capability_mutant(
     ],
     bug='for_run assigns its own directory to ctx.workspace, replacing a workspace the caller or an override chose.',
     build=_local(EnsuresItsSandbox),
+)
+
+
+@dataclass
+class CachesInAWorkerThread(LocalWorkspace[Any]):
+    """Prepares a cache directory under its project at every run start, off the event loop (a worker thread)."""
+
+    async def for_run(self, ctx: RunContext[Any]) -> AbstractCapability[Any]:
+        cache = os.path.join(self.working_dir, f'.cache-{uuid.uuid4().hex[:8]}')
+        await anyio.to_thread.run_sync(functools.partial(os.makedirs, cache, exist_ok=True))
+        return await super().for_run(ctx)
+
+
+capability_mutant(
+    name='run_start_writes_the_host_in_a_worker_thread',
+    kills=['a_callers_unavailable_workspace_is_final'],
+    bug='for_run makes a cache directory on the host in a worker thread, even for a run the caller gave no workspace.',
+    build=_local(CachesInAWorkerThread),
 )
 
 
