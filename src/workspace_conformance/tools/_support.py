@@ -32,7 +32,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.workspaces import LocalWorkspaceBackend, ReadOnlyWorkspace, Workspace
 
-from ..authoring import HostEvent, SuiteFixtures, calling, machinery_hidden, owning, safe_str, watching_host
+from ..authoring import HostEvent, SuiteFixtures, calling, machinery_hidden, owning, safe_str, skip, watching_host
 from ..doubles import CommandsOnly, FilesOnly, memory_backend
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
@@ -41,6 +41,7 @@ __all__ = (
     'Recorded',
     'ToolFixtures',
     'ToolRuns',
+    'ToolSweeps',
     'ToolWorkspace',
     'call_unattached',
     'continued_in_history_ref',
@@ -669,6 +670,33 @@ async def continued_in_history_ref(
     return seeds.marker, dataclasses.replace(record, workspace="the history ref's environment")
 
 
+@dataclass(frozen=True)
+class ToolSweeps:
+    """The capability under test with its deps, workspaces and example calls, over the class's recorded runs."""
+
+    capability: AbstractCapability[Any]
+    deps: object
+    workspaces: Sequence[ToolWorkspace]
+    tool_calls: ToolCalls
+    runs: ToolRuns
+
+    async def sweep(self, where: ToolWorkspace, tool_calls: ToolCalls | None = None, **options: Any) -> Recorded:
+        """Every tool called once in `where` (with `tool_calls`, the fixture's unless given): `ToolRuns.sweep`."""
+        calls = self.tool_calls if tool_calls is None else tool_calls
+        return await self.runs.sweep(self.capability, self.deps, where, calls, **options)
+
+    async def sweep_all(
+        self, workspaces: Sequence[ToolWorkspace] | None = None, *, require_calls: bool = True, **options: Any
+    ) -> list[Recorded]:
+        """One sweep per workspace (the fixture's unless given); not applicable when none offered a tool."""
+        chosen = self.workspaces if workspaces is None else workspaces
+        swept = [await self.sweep(where, **options) for where in chosen]
+        if require_calls and not any(recorded.calls for recorded in swept):
+            names = ', '.join(recorded.workspace.name for recorded in swept) or 'none'
+            skip('not-applicable', f'the capability offers no tools to call in these workspaces ({names})')
+        return swept
+
+
 class ToolFixtures(SuiteFixtures):
     """The fixtures of every `WorkspaceToolSuite`; override them in a subclass."""
 
@@ -705,3 +733,15 @@ class ToolFixtures(SuiteFixtures):
     def tool_runs(cls, tmp_path_factory: pytest.TempPathFactory) -> ToolRuns:
         """The class's cache of recorded tool runs."""
         return ToolRuns(tmp_path_factory.mktemp('tool-runs'))
+
+    @pytest.fixture
+    def sweeps(
+        self,
+        capability: AbstractCapability[Any],
+        deps: object,
+        workspaces: Sequence[ToolWorkspace],
+        tool_calls: ToolCalls,
+        tool_runs: ToolRuns,
+    ) -> ToolSweeps:
+        """What a tool rule stands on: the capability and its fixtures, sweeping through the class's cache."""
+        return ToolSweeps(capability, deps, workspaces, tool_calls, tool_runs)

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
-
-from pydantic_ai.capabilities import AbstractCapability
 
 from ..authoring import rule, skip
 from ._shared import listed
-from ._support import HUGE_LINES, ToolCalls, ToolRuns, ToolWorkspace, is_read_tool, needs_commands, path_parameter
+from ._support import HUGE_LINES, ToolSweeps, is_read_tool, needs_commands, path_parameter
 
 __all__ = ('BoundRules',)
 
@@ -26,17 +22,10 @@ class BoundRules:
     """Rules on reads of huge files and commands with huge output."""
 
     @rule(area='bounds', alone=True)
-    async def test_huge_output_is_bounded_and_marked(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_huge_output_is_bounded_and_marked(self, sweeps: ToolSweeps) -> None:
         """A read of a huge file, or a command with huge output, returns a bounded result that says it is partial."""
-        where = workspaces[0]
-        probe = await tool_runs.sweep(capability, deps, where, tool_calls)
+        where = sweeps.workspaces[0]
+        probe = await sweeps.sweep(where)
         chosen = [
             tool.name
             for tool in probe.tools
@@ -45,7 +34,7 @@ class BoundRules:
         if not chosen:
             skip('not-applicable', 'the capability offers no tool that reads a file or runs a command')
         huge = 'huge.txt'
-        recorded = await tool_runs.sweep(capability, deps, where, {}, tools=chosen, seed=huge)
+        recorded = await sweeps.sweep(where, {}, tools=chosen, seed=huge)
         found: list[str] = []
         returned = [call for call in recorded.calls if call.outcome == 'success' and _LINE.search(call.content)]
         if not returned:

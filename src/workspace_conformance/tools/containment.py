@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-from pydantic_ai.capabilities import AbstractCapability
 
 from ..authoring import rule, skip
-from ._shared import listed, sweep_all
-from ._support import Recorded, ToolCalls, ToolRuns, ToolWorkspace
+from ._shared import listed
+from ._support import Recorded, ToolSweeps
 
 __all__ = ('ContainmentRules',)
 
@@ -32,34 +29,20 @@ class ContainmentRules:
     """Rules on the host I/O of tool calls, watched with Python's audit hooks and decoy trees."""
 
     @rule(area='containment', alone=True)
-    async def test_no_host_writes(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_no_host_writes(self, sweeps: ToolSweeps) -> None:
         """No tool call writes, removes, renames, creates or changes anything on the host outside the workspace."""
         found: list[str] = []
-        for recorded in await sweep_all(tool_runs, capability, deps, workspaces, tool_calls):
+        for recorded in await sweeps.sweep_all():
             found += [f'{call}: {event}' for call in recorded.calls for event in call.host if event.kind == 'write']
             found += [f'on {recorded.workspace.name}: {path} changed' for path in recorded.decoys_changed]
         assert not found, f'tool calls changed the host outside the workspace:{listed(found)}'
 
     @rule(area='containment', alone=True)
-    async def test_no_host_processes_or_sockets(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_no_host_processes_or_sockets(self, sweeps: ToolSweeps) -> None:
         """No tool call starts a host process or opens a host connection instead of using `ctx.workspace`."""
         found = [
             f'{call}: {event}'
-            for recorded in await sweep_all(tool_runs, capability, deps, workspaces, tool_calls)
+            for recorded in await sweeps.sweep_all()
             for call in recorded.calls
             for event in call.host
             if event.kind in ('process', 'connect')
@@ -67,17 +50,10 @@ class ContainmentRules:
         assert not found, f'tool calls started host processes or connections:{listed(found)}'
 
     @rule(area='containment', alone=True)
-    async def test_no_host_reads(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_no_host_reads(self, sweeps: ToolSweeps) -> None:
         """No tool call reads, lists or checks the existence of a host path outside the workspace."""
         found: list[str] = []
-        for recorded in await sweep_all(tool_runs, capability, deps, workspaces, tool_calls):
+        for recorded in await sweeps.sweep_all():
             found += _read_findings(recorded)
             found += [
                 f'{call}: returned decoy content'
@@ -87,20 +63,13 @@ class ContainmentRules:
         assert not found, f'tool calls read host paths outside the workspace:{listed(found)}'
 
     @rule(area='containment', alone=True)
-    async def test_nothing_on_the_host_for_remote_workspaces(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_nothing_on_the_host_for_remote_workspaces(self, sweeps: ToolSweeps) -> None:
         """In a workspace without a host root (memory, commands-only, files-only), tools touch no host path."""
-        remote = [where for where in workspaces if not where.local]
+        remote = [where for where in sweeps.workspaces if not where.local]
         if not remote:
             skip('not-applicable', 'every workspace of the `workspaces` fixture is local')
         found: list[str] = []
-        for recorded in await sweep_all(tool_runs, capability, deps, remote, tool_calls):
+        for recorded in await sweeps.sweep_all(remote):
             roots = (str(recorded.root.resolve()), recorded.working_dir)
             found += [
                 f'{call}: {event}'
@@ -111,20 +80,13 @@ class ContainmentRules:
         assert not found, f'tools touched the host where the workspace keeps nothing on it:{listed(found)}'
 
     @rule(area='containment', alone=True)
-    async def test_symlinks_do_not_lead_out(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_symlinks_do_not_lead_out(self, sweeps: ToolSweeps) -> None:
         """A symlink in the workspace that points outside lets no tool read or write outside it."""
-        linked = [where for where in workspaces if where.symlinks]
+        linked = [where for where in sweeps.workspaces if where.symlinks]
         if not linked:
             skip('not-applicable', 'no workspace of the `workspaces` fixture holds symlinks')
         found: list[str] = []
-        for recorded in await sweep_all(tool_runs, capability, deps, linked, {}, symlinked=True):
+        for recorded in await sweeps.sweep_all(linked, tool_calls={}, symlinked=True):
             secret = f'outside secret {recorded.seeds.token}'
             found += [f'{call} returned the outside file' for call in recorded.calls if secret in call.content]
             outside = recorded.decoys[-1]

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
-
-from pydantic_ai.capabilities import AbstractCapability
 
 from ..authoring import rule, skip
-from ._shared import listed, sweep_all
-from ._support import CallRecord, Recorded, ToolCalls, ToolRuns, ToolWorkspace, needs_commands
+from ._shared import listed
+from ._support import CallRecord, Recorded, ToolSweeps, needs_commands
 
 __all__ = ('DifferentialRules',)
 
@@ -48,18 +44,11 @@ class DifferentialRules:
     """Rules on tools giving the same results in every workspace that has what they need."""
 
     @rule(area='differential', alone=True)
-    async def test_same_results_everywhere(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_same_results_everywhere(self, sweeps: ToolSweeps) -> None:
         """The same scripted calls give the same outcomes, returns and changed files in every workspace they fit."""
-        if len(workspaces) < 2:
+        if len(sweeps.workspaces) < 2:
             skip('not-applicable', 'the `workspaces` fixture holds one workspace: nothing to compare')
-        swept = await sweep_all(tool_runs, capability, deps, workspaces, tool_calls)
+        swept = await sweeps.sweep_all()
         swept = [recorded for recorded in swept if recorded.error is None]  # a run refused at start said why
         first_seen: dict[tuple[str, int], tuple[Recorded, CallRecord]] = {}
         found: list[str] = []

@@ -6,14 +6,12 @@ import logging
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
-from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import ReadOnlyWorkspace
 
 from ..authoring import rule, safe_str, skip
-from ._shared import listed, sweep_all
-from ._support import Recorded, ToolCalls, ToolRuns, ToolWorkspace, discover_tools, is_read_tool
+from ._shared import listed
+from ._support import Recorded, ToolSweeps, ToolWorkspace, discover_tools, is_read_tool
 
 __all__ = ('PolicyRules',)
 
@@ -54,41 +52,25 @@ class PolicyRules:
     """Rules on read-only workspaces and read tools."""
 
     @rule(area='policies', alone=True)
-    async def test_read_only_changes_nothing(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_read_only_changes_nothing(self, sweeps: ToolSweeps) -> None:
         """In a read-only workspace, write tools are left out or refused, and no byte of the tree changes."""
-        targets = _read_only_targets(workspaces)
-        await sweep_all(tool_runs, capability, deps, targets, tool_calls)  # not applicable without any tool
+        targets = _read_only_targets(sweeps.workspaces)
+        await sweeps.sweep_all(targets)  # not applicable without any tool
         found: list[str] = []
-        swept = await sweep_all(tool_runs, capability, deps, targets, tool_calls, read_only=True, require_calls=False)
+        swept = await sweeps.sweep_all(targets, read_only=True, require_calls=False)
         for recorded in swept:
             found += [f'{call} changed {", ".join(call.changed)}' for call in recorded.calls if call.changed]
             found += [f'{call}: {event}' for call in recorded.calls for event in call.host if event.kind == 'write']
         assert not found, f'tool calls changed a read-only workspace:{listed(found)}'
 
     @rule(area='policies', alone=True)
-    async def test_reads_work_read_only(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_reads_work_read_only(self, sweeps: ToolSweeps) -> None:
         """Every read tool gives the same outcome in a read-only workspace as in the writable one."""
-        targets = _read_only_targets(workspaces)
-        writable = await sweep_all(tool_runs, capability, deps, targets, tool_calls)
+        targets = _read_only_targets(sweeps.workspaces)
+        writable = await sweeps.sweep_all(targets)
         if not any(_reads(recorded) for recorded in writable):
             skip('not-applicable', 'the capability offers no read tool (by kind or name: read, list, search, ...)')
-        read_only = await sweep_all(
-            tool_runs, capability, deps, targets, tool_calls, read_only=True, require_calls=False
-        )
+        read_only = await sweeps.sweep_all(targets, read_only=True, require_calls=False)
         found: list[str] = []
         for open_one, closed in zip(writable, read_only, strict=True):
             outcomes = {call.tool: call for call in closed.calls}
@@ -103,16 +85,9 @@ class PolicyRules:
         assert not found, f'read tools behave differently in a read-only workspace:{listed(found)}'
 
     @rule(area='policies', alone=True)
-    async def test_reads_never_write(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_reads_never_write(self, sweeps: ToolSweeps) -> None:
         """A read tool leaves the workspace's tree unchanged, on a writable workspace too."""
-        swept = await sweep_all(tool_runs, capability, deps, workspaces, tool_calls)
+        swept = await sweeps.sweep_all()
         if not any(_reads(recorded) for recorded in swept):
             skip('not-applicable', 'the capability offers no read tool (by kind or name: read, list, search, ...)')
         found = [
@@ -124,25 +99,18 @@ class PolicyRules:
         assert not found, f'read tools changed the workspace:{listed(found)}'
 
     @rule(area='policies', level='extended', alone=True)
-    async def test_no_silent_empty_toolset(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_no_silent_empty_toolset(self, sweeps: ToolSweeps) -> None:
         """A capability offering no tools in some workspace says so at run start (warning, log record or error)."""
-        swept = await sweep_all(tool_runs, capability, deps, workspaces, tool_calls)
+        swept = await sweeps.sweep_all()
         empty = [recorded for recorded in swept if not recorded.tools]
-        read_only = await tool_runs.sweep(capability, deps, workspaces[0], tool_calls, read_only=True)
+        read_only = await sweeps.sweep(sweeps.workspaces[0], read_only=True)
         silent: list[str] = []
         for recorded in [*empty, *([read_only] if not read_only.tools else [])]:
             workspace = recorded.workspace.build(recorded.root)
             shown = ReadOnlyWorkspace(workspace) if recorded.read_only else workspace
             try:
                 with _said() as heard:
-                    await discover_tools(capability, shown, deps)
+                    await discover_tools(sweeps.capability, shown, sweeps.deps)
             except Exception as error:
                 if not safe_str(error):
                     silent.append(f'{_named(recorded)}: the run failed with an empty error')

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from pydantic_ai.capabilities import AbstractCapability
-
 from ..authoring import rule, skip
-from ._shared import sweep_all
-from ._support import ToolCalls, ToolRuns, ToolWorkspace, continued_in_history_ref, is_read_tool, path_parameter
+from ._support import ToolSweeps, continued_in_history_ref, is_read_tool, path_parameter
 
 __all__ = ('RefRules',)
 
@@ -18,16 +12,9 @@ class RefRules:
     """Rules on tools in runs continued from history."""
 
     @rule(area='refs', alone=True)
-    async def test_tools_act_in_the_history_ref(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_tools_act_in_the_history_ref(self, sweeps: ToolSweeps) -> None:
         """In a run continued from a ref in its message history, the tools act in the environment that ref names."""
-        swept = await sweep_all(tool_runs, capability, deps, workspaces, tool_calls)
+        swept = await sweeps.sweep_all()
         readers = [
             (tool, parameter)
             for tool in {tool.name: tool for recorded in swept for tool in recorded.tools}.values()
@@ -36,7 +23,7 @@ class RefRules:
         if not readers:
             skip('not-applicable', 'the capability offers no read tool taking a file path')
         tool, parameter = readers[0]
-        token, call = await continued_in_history_ref(capability, deps, tool, parameter, tool_runs.base)
+        token, call = await continued_in_history_ref(sweeps.capability, sweeps.deps, tool, parameter, sweeps.runs.base)
         assert call.outcome == 'success' and token in call.content, (
             f'a run continued from the ref of the run that wrote {call.arguments[parameter]!r} called {call}, which '
             f'did not read it there: {call.content[:300]!r}'

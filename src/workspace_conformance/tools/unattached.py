@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from pydantic_ai.capabilities import AbstractCapability
-
 from ..authoring import rule, skip
-from ._shared import listed, sweep_all
-from ._support import ToolCalls, ToolRuns, ToolWorkspace, call_unattached
+from ._shared import listed
+from ._support import ToolSweeps, call_unattached
 
 __all__ = ('UnattachedRules',)
 
@@ -18,23 +13,18 @@ class UnattachedRules:
     """Rules on tools in runs without a workspace."""
 
     @rule(area='unattached', alone=True)
-    async def test_fails_at_start_or_reports(
-        self,
-        capability: AbstractCapability[Any],
-        deps: object,
-        workspaces: Sequence[ToolWorkspace],
-        tool_calls: ToolCalls,
-        tool_runs: ToolRuns,
-    ) -> None:
+    async def test_fails_at_start_or_reports(self, sweeps: ToolSweeps) -> None:
         """Without a workspace a run fails at start naming what to attach, or tools report it; never the host cwd."""
-        swept = await sweep_all(tool_runs, capability, deps, workspaces, tool_calls)
+        swept = await sweeps.sweep_all()
         calls = {call.tool: call.arguments for recorded in swept for call in recorded.calls}
         tools = {tool.name: tool for recorded in swept for tool in recorded.tools}
         if not calls:
             skip('not-applicable', 'the capability offers no tools to call')
         found: list[str] = []
         for name, arguments in calls.items():
-            call, changed = await call_unattached(capability, deps, tools[name], arguments, tool_runs.base)
+            call, changed = await call_unattached(
+                sweeps.capability, sweeps.deps, tools[name], arguments, sweeps.runs.base
+            )
             if call.attached:
                 skip('not-applicable', 'the capability supplies a workspace of its own: its runs always have one')
             found += [f'{call}: {event}' for event in call.host]
