@@ -14,7 +14,7 @@ from ._frames import machinery_hidden
 from .engine._canary import CANARY, environment_of, leaked, runners_canary
 from .engine._failures import RuleFailure, safe_str
 from .engine._guard import RuleRun, current_run, wait_until
-from .engine._host import HostEvent, HostWatch, calling, owning, watching_host
+from .engine._host import HostEvent, HostWatch, calling, opens_for_writing, owning, watching_host
 from .engine._hypothesis import call_in_loop, profile_settings, run_in_worker
 from .engine._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
 from .engine._supplied import (
@@ -78,6 +78,7 @@ __all__ = (
     'machinery_hidden',
     'make_link',
     'narrow',
+    'opens_for_writing',
     'own_environment',
     'owning',
     'profile_settings',

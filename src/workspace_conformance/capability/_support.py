@@ -20,7 +20,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
-from ..authoring import SuiteFixtures, described, machinery_hidden, ref_text, safe_str
+from ..authoring import SuiteFixtures, described, machinery_hidden, opens_for_writing, ref_text, safe_str
 from ._secrets import runners_secrets
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
@@ -67,7 +67,6 @@ _MUTATING_EVENTS = frozenset(
     }
 )
 """Audit events that change the host or reach the network: what `get_workspace` must not do."""
-_WRITE_MODES = frozenset('wax+')
 
 
 @dataclass
@@ -88,7 +87,11 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     watch = _WATCH.get()
     if watch is None or not watch.active:
         return
-    if event in _MUTATING_EVENTS or (event == 'open' and _writes(args)) or _opens_a_database_file(event, args):
+    if (
+        event in _MUTATING_EVENTS
+        or (event == 'open' and opens_for_writing(args))
+        or _opens_a_database_file(event, args)
+    ):
         watch.seen.append(f'{event}{_short(args)}')
 
 
@@ -98,14 +101,6 @@ def _opens_a_database_file(event: str, args: tuple[Any, ...]) -> bool:
         return False
     database = args[0]
     return not (isinstance(database, str | bytes) and database in (':memory:', b':memory:', '', b''))
-
-
-def _writes(args: tuple[Any, ...]) -> bool:
-    mode = args[1] if len(args) > 1 else None
-    flags = args[2] if len(args) > 2 else 0
-    if isinstance(mode, str):
-        return bool(_WRITE_MODES & set(mode))
-    return isinstance(flags, int) and bool(flags & 0o3 or flags & 0o100)  # O_WRONLY/O_RDWR or O_CREAT
 
 
 def _short(args: tuple[Any, ...]) -> str:

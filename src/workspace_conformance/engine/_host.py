@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ..runtime.host_audit import HostEvent, HostWatch, calling, owning, watching_host
+from ..runtime.host_audit import HostEvent, HostWatch, calling, opens_for_writing, owning, watching_host
 
-__all__ = ('HostEvent', 'HostWatch', 'calling', 'owning', 'watching_host')
+__all__ = ('HostEvent', 'HostWatch', 'calling', 'opens_for_writing', 'owning', 'watching_host')

@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ('HostEvent', 'HostWatch', 'calling', 'owning', 'watching_host')
+__all__ = ('HostEvent', 'HostWatch', 'calling', 'opens_for_writing', 'owning', 'watching_host')
 
 Kind = Literal['write', 'read', 'process', 'connect']
 
@@ -118,7 +118,8 @@ def _ignored(path: str) -> bool:
     return any(path == root or path.startswith(root + os.sep) for root in _interpreter_roots())
 
 
-def _writes(args: tuple[Any, ...]) -> bool:
+def opens_for_writing(args: tuple[Any, ...]) -> bool:
+    """Whether the arguments of an `open` audit event open for writing (a mode with w, a, x or +, or write flags)."""
     mode = args[1] if len(args) > 1 else None
     flags = args[2] if len(args) > 2 else 0
     if isinstance(mode, str):
@@ -128,7 +129,7 @@ def _writes(args: tuple[Any, ...]) -> bool:
 
 def _classify(event: str, args: tuple[Any, ...]) -> tuple[Kind, list[tuple[object, object]]] | None:
     if event == 'open':
-        return ('write' if _writes(args) else 'read'), [(args[0] if args else None, None)]
+        return ('write' if opens_for_writing(args) else 'read'), [(args[0] if args else None, None)]
     if event in _WRITE_EVENTS:
         paths: list[tuple[object, object]] = [(args[0], None)] if args else []
         if event == 'os.rename' and len(args) > 1:
