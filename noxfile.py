@@ -50,6 +50,11 @@ DROP = BYPASS_CAPABILITIES
 XDIST = ('-n', '2', '--dist', 'loadgroup')
 """Two workers; a test marked `xdist_group` runs on one worker with its group (the hostile gallery's certifications
 share one run of it, so only one worker waits for it while the other goes on)."""
+WIDE_XDIST = ('-n', '3', '--dist', 'loadgroup')
+"""Three workers for the sessions with the slow tier. A third of its test time waits rather than computes: the hostile
+gallery's hang shapes sleep through their guards at time scale 1 (about 250 s on one worker), upstream's suite in
+the parity corpus sleeps 30 s a loop where a backend runs no commands, the interrupt tests wait for signals and
+graces. With two workers one core idled meanwhile (clean-clone `.ci/run`: 16 min 18 s for `tests`)."""
 DURATIONS = ('--durations', '25', '--durations-min', '5')
 """CI's log names its slowest tests, so where the 25 minutes go is read from every run, not re-measured."""
 
@@ -90,8 +95,8 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(venv_backend='none')
 def tests(session: nox.Session) -> None:
-    """Both tiers, fast and slow, on the newest pydantic-ai, in two xdist workers (what CI runs)."""
-    pytest(session, *XDIST, *DURATIONS, '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
+    """Both tiers, fast and slow, on the newest pydantic-ai, in three xdist workers (what CI runs)."""
+    pytest(session, *WIDE_XDIST, *DURATIONS, '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
 
 
 @nox.session(venv_backend='none')
@@ -103,7 +108,7 @@ def fast(session: nox.Session) -> None:
 @nox.session(venv_backend='none')
 def slow(session: nox.Session) -> None:
     """The `slow` tier: whole-suite runs, the mutant gate, the hostile gallery, the parity corpus, the browser."""
-    pytest(session, *XDIST, '-m', 'slow', '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
+    pytest(session, *WIDE_XDIST, '-m', 'slow', '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
 
 
 @nox.session
