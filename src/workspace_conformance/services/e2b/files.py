@@ -7,15 +7,15 @@ Errors are envd's JSON `{"code": status, "message": ...}`.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import os
 import re
-import tempfile
 import zlib
 from pathlib import Path
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 
 from .sandbox import Sandbox, SandboxError, check_user
 
@@ -80,12 +80,24 @@ async def download(request: Request, sandbox: Sandbox) -> Response:
             raise SandboxError('not_found', f'path {resolved!r} does not exist')
         if os.path.isdir(host):
             raise SandboxError('invalid_argument', f'path {resolved!r} is a directory')
+        if not os.path.isfile(host):  # a FIFO or a device: never wait on it
+            raise SandboxError('invalid_argument', f'path {resolved!r} is not a regular file')
         sandbox.check_access(host, user, os.R_OK)
-        if not os.access(host, os.R_OK):
-            raise SandboxError('permission_denied', f'path {resolved!r} is not readable')
+        # Read whole, so the length sent is the length read even while a command rewrites the file.
+        data = await asyncio.to_thread(_read, host, resolved)
     except SandboxError as error:
         return _answer(error)
-    return FileResponse(host, media_type='application/octet-stream', filename=os.path.basename(resolved))
+    return Response(data, media_type='application/octet-stream')
+
+
+def _read(host: Path, resolved: str) -> bytes:
+    try:
+        with open(host, 'rb') as stream:
+            return stream.read()
+    except PermissionError:
+        raise SandboxError('permission_denied', f'open {resolved}: permission denied') from None
+    except OSError as error:
+        raise SandboxError('internal', f'error reading {resolved!r}: {error}') from None
 
 
 _BOUNDARY = re.compile(r'boundary=(?:"([^"]+)"|([^;\s]+))', re.IGNORECASE)
@@ -127,18 +139,15 @@ def _write(sandbox: Sandbox, path: str, user: str, data: bytes) -> dict[str, str
         host.parent.mkdir(parents=True, exist_ok=True)
     except (NotADirectoryError, FileExistsError):
         raise SandboxError('invalid_argument', f'a parent of {resolved!r} is not a directory') from None
-    # Written beside the file and renamed over it, so a reader never sees half of it.
-    handle, temporary = tempfile.mkstemp(dir=host.parent, prefix='.e2b-upload-')
+    if os.path.lexists(host) and not os.path.isfile(host):  # a FIFO or a device: never wait on it, never replace it
+        raise SandboxError('invalid_argument', f'path {resolved!r} is not a regular file')
+    # Written in place, as envd writes: the file keeps its inode, mode and links.
     try:
-        with os.fdopen(handle, 'wb') as stream:
+        with open(host, 'wb') as stream:
             stream.write(data)
-        if os.path.exists(host):
-            os.chmod(temporary, os.stat(host).st_mode & 0o7777)
-        else:
-            os.chmod(temporary, 0o644)
-        os.replace(temporary, host)
+    except PermissionError:
+        raise SandboxError('permission_denied', f'open {resolved}: permission denied') from None
     except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
         raise SandboxError('internal', f'error writing {resolved!r}: {error}') from None
     return {'name': os.path.basename(resolved), 'type': 'file', 'path': resolved}
 

@@ -9,6 +9,7 @@ Watches are not emulated (UNIMPLEMENTED).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import stat
@@ -41,8 +42,8 @@ def _type(mode: int) -> pb.FileType:
     return pb.FileType.UNSPECIFIED
 
 
-def entry_info(sandbox: Sandbox, host: Path, path: str, user: str) -> pb.EntryInfo | None:
-    """The envd description of sandbox `path` (on the host at `host`), or None for a looping symlink when omitted.
+def entry_info(sandbox: Sandbox, host: Path, path: str, user: str) -> pb.EntryInfo:
+    """The envd description of sandbox `path` (on the host at `host`); a symlink that resolves to nothing has no type.
 
     Raises `SandboxError('not_found')` when the path does not exist.
     """
@@ -57,17 +58,15 @@ def entry_info(sandbox: Sandbox, host: Path, path: str, user: str) -> pb.EntryIn
         kind, mode = pb.FileType.UNSPECIFIED, 0
         try:
             target_host, target = sandbox.resolve(path, user)
-        except SandboxError:
-            if sandbox.fidelity.omit_looping_symlinks:
-                return None
+        except SandboxError:  # a loop: envd reports the link's own target and no type
             target = os.readlink(host)
         else:
-            try:
+            with contextlib.suppress(OSError):
                 pointed = os.stat(target_host)
-            except OSError:
-                pass
-            else:
                 kind, mode = _type(pointed.st_mode), stat.S_IMODE(pointed.st_mode)
+        if kind == pb.FileType.UNSPECIFIED and not sandbox.fidelity.omit_looping_symlinks:
+            # Typed as a symlink, the SDK lists it, as a plain directory listing would.
+            kind = pb.FileType.SYMLINK
     permissions = stat.filemode(info.st_mode)
     if permissions.startswith('l'):
         permissions = 'L' + permissions[1:]  # as Go's FileMode.String() spells a symlink
@@ -89,6 +88,14 @@ def entry_info(sandbox: Sandbox, host: Path, path: str, user: str) -> pb.EntryIn
     )
 
 
+def _undecodable(name: str) -> bool:
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _walk(sandbox: Sandbox, host: Path, path: str, user: str, depth: int) -> list[pb.EntryInfo]:
     entries: list[pb.EntryInfo] = []
     pending = [(host, path, 1)]
@@ -101,6 +108,9 @@ def _walk(sandbox: Sandbox, host: Path, path: str, user: str, depth: int) -> lis
         except OSError as error:
             raise SandboxError('internal', f'error reading directory {where}: {error}') from None
         for name in names:
+            if not name.isprintable() and _undecodable(name):
+                # Go's protobuf refuses a string that is not UTF-8, so envd cannot answer this listing either.
+                raise SandboxError('internal', f'string field contains invalid UTF-8: a name in {where}')
             child_host, child = directory / name, where.rstrip('/') + '/' + name
             try:
                 entry = entry_info(sandbox, child_host, child, user)
@@ -108,8 +118,6 @@ def _walk(sandbox: Sandbox, host: Path, path: str, user: str, depth: int) -> lis
                 if error.code == 'not_found':
                     continue
                 raise
-            if entry is None:
-                continue
             entries.append(entry)
             if len(entries) > _MAX_ENTRIES:
                 raise SandboxError('resource_exhausted', f'{path} has more than {_MAX_ENTRIES} entries')
@@ -139,8 +147,6 @@ class FilesystemService(Filesystem):
             entry = entry_info(sandbox, host, path, user)
         except SandboxError as error:
             raise connect_error(error) from None
-        if entry is None:
-            raise ConnectError(Code.FAILED_PRECONDITION, f'{path}: too many levels of symbolic links')
         return pb.StatResponse(entry=entry)
 
     async def list_dir(self, request: pb.ListDirRequest, ctx: RequestContext[object, object], /) -> pb.ListDirResponse:  # type: ignore[override]

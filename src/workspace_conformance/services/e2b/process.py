@@ -19,7 +19,7 @@ from e2b.envd.process import process_pb as pb
 from e2b.envd.process.process_connect import ProcessASGIApplication
 from protobuf import Oneof
 
-from .sandbox import Event, ProcessEnd, Sandbox, SandboxError, SandboxProcess, user_from_authorization
+from .sandbox import Event, Gone, ProcessEnd, Sandbox, SandboxError, SandboxProcess, user_from_authorization
 
 __all__ = ('ProcessService', 'process_app')
 
@@ -45,7 +45,7 @@ def _start(pid: int) -> pb.ProcessEvent:
     return pb.ProcessEvent(event=start)
 
 
-def _event(event: Event) -> pb.ProcessEvent:
+def _event(event: tuple[str, bytes] | ProcessEnd) -> pb.ProcessEvent:
     if isinstance(event, ProcessEnd):
         end = pb.ProcessEvent.EndEvent(
             exit_code=event.exit_code, exited=event.exited, status=event.status, error=event.error
@@ -76,6 +76,10 @@ async def _stream(handle: SandboxProcess, queue: asyncio.Queue[Event]) -> AsyncI
                 )
                 yield pb.ProcessEvent(event=alive)
                 continue
+            if isinstance(event, Gone):
+                raise ConnectError(
+                    Code.UNAVAILABLE, f'The sandbox was not found: killed while process {handle.pid} ran'
+                )
             yield _event(event)
             if isinstance(event, ProcessEnd):
                 return

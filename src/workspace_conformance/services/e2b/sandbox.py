@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -23,14 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = (
+    'GONE',
     'OUTPUT_CHUNK',
     'USERS',
     'Fidelity',
+    'Gone',
     'ProcessEnd',
     'Sandbox',
     'SandboxError',
     'SandboxProcess',
     'bwrap_path',
+    'check_user',
+    'user_from_authorization',
 )
 
 USERS: Mapping[str, tuple[int, int, str]] = {'root': (0, 0, '/root'), 'user': (1000, 1000, '/home/user')}
@@ -59,7 +64,7 @@ class Fidelity:
     privileged_files: bool = True
     """envd's file operations run as root, so a file's mode bits do not stop them."""
     omit_looping_symlinks: bool = True
-    """envd leaves symlinks that loop (or whose chain is too long) out of directory listings."""
+    """A symlink that loops (or dangles) has no type in envd's answers, so the SDK leaves it out of listings."""
     end_after_pipes_close: bool = True
     """A command's end is reported once its output pipes close, not as soon as its first process exits."""
 
@@ -74,8 +79,9 @@ class SandboxError(Exception):
 
 
 def bwrap_path() -> str | None:
-    """The `bwrap` executable on PATH, or None when bubblewrap is not installed."""
-    return shutil.which('bwrap')
+    """The `bwrap` executable on PATH when it and `nsenter` are installed (commands enter its namespaces), else None."""
+    bwrap = shutil.which('bwrap')
+    return bwrap if bwrap and shutil.which('nsenter') else None
 
 
 @dataclass
@@ -88,8 +94,14 @@ class ProcessEnd:
     error: str | None
 
 
-Event = tuple[str, bytes] | ProcessEnd
-"""One process event for subscribers: (`stdout` | `stderr`, data) or the end."""
+class Gone:
+    """The event a process's streams get when its sandbox is killed under them (E2B's edge drops them)."""
+
+
+GONE = Gone()
+
+Event = tuple[str, bytes] | ProcessEnd | Gone
+"""One process event for subscribers: (`stdout` | `stderr`, data), the end, or the sandbox gone."""
 
 
 @dataclass
@@ -169,6 +181,8 @@ class Sandbox:
         self.processes: dict[int, SandboxProcess] = {}
         self._ended: deque[SandboxProcess] = deque(maxlen=_RETAINED_ENDS)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._holders: dict[str, tuple[asyncio.subprocess.Process, int]] = {}
+        self._holder_lock = asyncio.Lock()
         self.killed = False
         self._layout()
 
@@ -289,21 +303,86 @@ class Sandbox:
         env.update(envs)
         return env
 
-    def _argv(self, user: str, cwd: str, cmd: str, args: Sequence[str], env: Mapping[str, str]) -> list[str]:
-        if self.bwrap is None:
-            return [cmd, *args]
+    def _namespace_argv(self, user: str) -> list[str]:
+        """The bwrap arguments for the sandbox's namespaces as `user` sees them (read by bwrap from a pipe)."""
         uid, gid, _ = USERS[user]
-        argv = [self.bwrap, '--unshare-user', '--uid', str(uid), '--gid', str(gid)]
+        argv = ['--unshare-user', '--uid', str(uid), '--gid', str(gid)]
         argv += ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'e2b', '--die-with-parent']
         argv += ['--bind', str(self.root), '/']
         for name in READ_ONLY_HOST:
             argv += ['--ro-bind', f'/{name}', f'/{name}']
         argv += ['--ro-bind', str(self.state_dir / 'passwd'), '/etc/passwd']
         argv += ['--ro-bind', str(self.state_dir / 'group'), '/etc/group']
-        argv += ['--proc', '/proc', '--dev', '/dev', '--chdir', cwd, '--clearenv']
-        for key, value in env.items():
-            argv += ['--setenv', key, value]
-        return [*argv, '--', cmd, *args]
+        return [*argv, '--proc', '/proc', '--dev', '/dev', '--chdir', '/']
+
+    async def _holder(self, user: str) -> int:
+        """The host pid of the init of `user`'s namespaces in this sandbox, started on first use.
+
+        One PID namespace per user and sandbox, kept by a process that sleeps, so a command's background and
+        detached children outlive it, a later command sees and signals them, and killing the namespace's init
+        ends them all. bwrap reads its arguments from a pipe, so the sandbox's `/proc/1/cmdline` names no host
+        path.
+        """
+        async with self._holder_lock:
+            if user in self._holders:
+                return self._holders[user][1]
+            assert self.bwrap is not None
+            args_read, args_write = os.pipe()
+            info_read, info_write = os.pipe()
+            try:
+                os.write(args_write, b''.join(arg.encode() + b'\0' for arg in self._namespace_argv(user)))
+                os.close(args_write)
+                holder = await asyncio.create_subprocess_exec(
+                    self.bwrap,
+                    '--args',
+                    str(args_read),
+                    '--info-fd',
+                    str(info_write),
+                    '--',
+                    '/usr/bin/sleep',
+                    'infinity',
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.PIPE,
+                    pass_fds=(args_read, info_write),
+                    start_new_session=True,
+                )
+            finally:
+                os.close(args_read)
+                os.close(info_write)
+            info = await asyncio.to_thread(_read_all, info_read)
+            try:
+                child = int(json.loads(info)['child-pid'])
+            except (ValueError, KeyError, TypeError):
+                error = b''
+                if holder.stderr is not None:
+                    with contextlib.suppress(Exception):
+                        error = await asyncio.wait_for(holder.stderr.read(), 5)
+                with contextlib.suppress(ProcessLookupError):
+                    holder.kill()
+                await holder.wait()
+                raise SandboxError(
+                    'internal', f'bwrap could not start the sandbox: {error.decode(errors="replace")}'
+                ) from None
+            # The namespace's init reports its pid before it has moved into the new root; its `sleep`, exec'd once
+            # everything is set up, is what commands join.
+            sleeper = await _first_child(child, 'sleep')
+            if sleeper is None:
+                with contextlib.suppress(ProcessLookupError):
+                    holder.kill()
+                await holder.wait()
+                raise SandboxError('internal', 'bwrap started, but the sandbox did not come up within 10 s')
+            self._holders[user] = (holder, sleeper)
+            return sleeper
+
+    async def _argv(self, user: str, cwd: str, cmd: str, args: Sequence[str], env: Mapping[str, str]) -> list[str]:
+        if self.bwrap is None:
+            return [cmd, *args]
+        uid, gid, _ = USERS[user]
+        init = await self._holder(user)
+        argv = ['nsenter', '--target', str(init), '--user', '--mount', '--pid', '--ipc', '--uts', '--root']
+        argv += [f'--wdns={cwd}', '--setuid', str(uid), '--setgid', str(gid), '--', '/usr/bin/env', '-i']
+        return [*argv, *(f'{key}={value}' for key, value in env.items()), cmd, *args]
 
     async def start(
         self,
@@ -324,7 +403,7 @@ class Sandbox:
         if not host_cwd.is_dir():
             raise SandboxError('invalid_argument', f'cwd {where!r} is not a directory')
         env = self._environment(user, envs)
-        argv = self._argv(user, where, cmd, args, env)
+        argv = await self._argv(user, where, cmd, args, env)
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -364,7 +443,10 @@ class Sandbox:
                 await asyncio.gather(*readers, return_exceptions=True)
                 returncode = await process.wait()
             else:
-                returncode = await process.wait()
+                # `Process.wait()` also waits for the pipes to close; the return code is known as soon as it exits.
+                while process.returncode is None:
+                    await asyncio.sleep(0.01)
+                returncode = process.returncode
                 # What is already in the pipes is still read; a child holding them open is not waited for.
                 await asyncio.wait(readers, timeout=0.05)
                 for reader in readers:
@@ -399,8 +481,25 @@ class Sandbox:
         """End every process the sandbox started and remove its files; the sandbox is then gone."""
         self.killed = True
         for handle in list(self.processes.values()):
+            for queue in list(handle.subscribers):
+                while queue.full():
+                    queue.get_nowait()
+                queue.put_nowait(GONE)
+            handle.subscribers.clear()
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(handle.pid, signal.SIGKILL)
+        for holder, init in self._holders.values():
+            # Killing a PID namespace's init (the sleeper's parent) kills every process in it.
+            with contextlib.suppress(OSError, ValueError):
+                parent = int(Path(f'/proc/{init}/stat').read_text().rpartition(')')[2].split()[1])
+                os.kill(parent, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(init, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                holder.kill()
+        for holder, _ in self._holders.values():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(holder.wait(), 10)
         for handle in list(self.processes.values()):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(handle.process.wait(), 10)
@@ -423,6 +522,30 @@ class Sandbox:
             if cwd == root or cwd.startswith(root + '/'):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(int(entry.name), signal.SIGKILL)
+
+
+async def _first_child(pid: int, name: str) -> int | None:
+    """The pid of the first child of `pid` whose command name is `name`, waited for up to 10 s."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            children = Path(f'/proc/{pid}/task/{pid}/children').read_text().split()
+            for child in children:
+                if Path(f'/proc/{child}/comm').read_text().strip() == name:
+                    return int(child)
+        await asyncio.sleep(0.005)
+    return None
+
+
+def _read_all(fd: int) -> bytes:
+    """Everything readable from `fd` until end of file; the fd is closed."""
+    chunks = []
+    try:
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b''.join(chunks)
 
 
 def _remove_tree(path: Path) -> None:
