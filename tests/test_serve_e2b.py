@@ -364,7 +364,7 @@ def test_serve_prints_the_settings_and_stops_on_sigterm_leaving_nothing(tmp_path
     )
     try:
         assert process.stdout is not None
-        settings = {}
+        settings: dict[str, str] = {}
         while len(settings) < 4:
             line = process.stdout.readline()
             assert line, process.stderr.read() if process.stderr else ''
