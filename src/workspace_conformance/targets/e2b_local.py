@@ -153,7 +153,8 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
             expected.update(rules)
     confinement = 'bubblewrap namespaces' if settings.confined else 'UNCONFINED host processes (no bwrap)'
     return Target(
-        name='e2b-local',
+        # The name reports and the command line show: the emulation, never plain "E2B".
+        name=f'e2b-local = {LABEL}',
         description=f"{LABEL}: pydantic-ai-harness's E2BSandboxBackend through the real e2b SDK, {confinement}",
         backend=lambda _: build(None),
         fresh_backend=lambda _: build(None),
