@@ -398,3 +398,24 @@ def _sleeper_entries() -> list[Path]:
         except OSError:
             continue
     return entries
+
+
+def test_without_bubblewrap_the_service_says_it_runs_unconfined_and_still_cleans_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    thread = ServiceThread(root=tmp_path / 'service', confine=False)
+    settings = thread.start()
+    try:
+        assert not settings.confined
+        for name, value in settings.environ().items():
+            monkeypatch.setenv(name, value)
+        sandbox = e2b.Sandbox.create()
+        home = sandbox.commands.run('pwd').stdout.strip()
+        assert home == str(settings.state_dir / sandbox.sandbox_id / 'root' / 'home' / 'user')  # host paths
+        sandbox.files.write('/home/user/x', UNDECODABLE)
+        assert sandbox.commands.run('wc -c < x').stdout.strip() == str(len(UNDECODABLE))
+        sandbox.commands.run('sleep 600', background=True)
+    finally:
+        thread.stop()
+    assert not settings.state_dir.exists()
+    assert _sleepers() == []

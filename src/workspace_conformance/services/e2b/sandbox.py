@@ -55,6 +55,8 @@ _RETAINED_ENDS = 256
 
 _MAX_SYMLINKS = 40
 _PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+_HELPER_ENVIRONMENT = {'PATH': _PATH}
+"""All bwrap and nsenter get from the service's environment: nothing of the host's reaches a sandbox."""
 
 
 @dataclass(frozen=True)
@@ -346,6 +348,7 @@ class Sandbox:
                     stderr=asyncio.subprocess.PIPE,
                     pass_fds=(args_read, info_write),
                     start_new_session=True,
+                    env=_HELPER_ENVIRONMENT,
                 )
             finally:
                 os.close(args_read)
@@ -410,8 +413,8 @@ class Sandbox:
                 stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                cwd=None if self.bwrap else host_cwd,
-                env=None if self.bwrap else env,
+                cwd='/' if self.bwrap else host_cwd,
+                env=_HELPER_ENVIRONMENT if self.bwrap else env,
                 start_new_session=True,
             )
         except OSError as error:
