@@ -9,8 +9,10 @@ from __future__ import annotations
 import atexit
 import importlib
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
@@ -107,25 +109,61 @@ def _switches(value: str | None) -> dict[str, bool]:
     return {SWITCHES[name]: False for name in off}
 
 
-def _target(options: Mapping[str, str], run_id: str) -> Target:
-    from ..services.e2b.sandbox import Fidelity
-    from ..services.e2b.server import ServiceThread
+class _OneService:
+    """The process's one `serve e2b`, shared by every build of the target in it, stopped by the run's cleanup.
 
-    fidelity = Fidelity(**_switches(options.get('fidelity-off')))
-    service = ServiceThread(fidelity=fidelity)
-    settings = service.start()
-    saved = {name: os.environ.get(name) for name in settings.environ()}
-    os.environ.update(settings.environ())
+    The CLI's check, the run and the session each build the target, and all of them point the SDK at the service
+    through the one environment; it stops at exit if no cleanup stopped it.
+    """
 
-    def stop() -> None:
-        service.stop()
-        for name, value in saved.items():
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._thread: Any = None
+        self._fidelity: Any = None
+        self._saved: dict[str, str | None] = {}
+        self._settings: Any = None
+
+    def start(self, fidelity: Any) -> Any:
+        """The running service's settings, started now (with `fidelity`) if it is not running."""
+        from ..services.e2b.server import ServiceThread
+
+        with self._lock:
+            if self._thread is not None and self._fidelity != fidelity:
+                self._stop()
+            if self._thread is None:
+                thread = ServiceThread(fidelity=fidelity)
+                self._settings = thread.start()
+                self._thread, self._fidelity = thread, fidelity
+                self._saved = {name: os.environ.get(name) for name in self._settings.environ()}
+                os.environ.update(self._settings.environ())
+            return self._settings
+
+    def stop(self) -> None:
+        """Stop the service (killing every sandbox) and restore the environment; nothing if it is not running."""
+        with self._lock:
+            self._stop()
+
+    def _stop(self) -> None:
+        if self._thread is None:
+            return
+        self._thread.stop()
+        self._thread = None
+        for name, value in self._saved.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
 
-    atexit.register(stop)
+
+_SERVICE = _OneService()
+atexit.register(_SERVICE.stop)
+
+
+def _target(options: Mapping[str, str], run_id: str) -> Target:
+    from ..services.e2b.sandbox import Fidelity
+
+    fidelity = Fidelity(**_switches(options.get('fidelity-off')))
+    settings = _SERVICE.start(fidelity)
     harness = importlib.import_module('pydantic_ai_harness.e2b_sandbox')
     capability = harness.E2BSandbox()
 
@@ -141,8 +179,7 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
 
     def cleanup(_: Path) -> None:
         # Stopping the service kills every sandbox the run created, with its processes and files.
-        atexit.unregister(stop)
-        stop()
+        _SERVICE.stop()
 
     def capability_setup(_: Path) -> CapabilitySetup:
         return CapabilitySetup(capability=harness.E2BSandbox(), destroy_environment=capability.destroy)
