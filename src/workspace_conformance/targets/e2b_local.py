@@ -17,7 +17,7 @@ from typing import Any
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ._probe import missing_module
-from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
+from .base import NamedTarget, Target, TargetError, TargetOption
 
 __all__ = ('E2B_FAILURES', 'E2B_LOCAL', 'LABEL', 'LIMITS', 'SWITCHED', 'SWITCHES')
 
@@ -181,9 +181,6 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         # Stopping the service kills every sandbox the run created, with its processes and files.
         _SERVICE.stop()
 
-    def capability_setup(_: Path) -> CapabilitySetup:
-        return CapabilitySetup(capability=harness.E2BSandbox(), destroy_environment=capability.destroy)
-
     expected = dict(E2B_FAILURES)
     for switch, rules in SWITCHED.items():
         if getattr(fidelity, switch):
@@ -199,7 +196,6 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         attach_backend=lambda _, ref: build(ref),
         destroy_environment=destroy,
         cleanup=cleanup,
-        capability=capability_setup,
         event_loops=('asyncio',),  # the e2b SDK runs on asyncio only
         expected_failures=expected,
         declared_limits=LIMITS,
