@@ -267,14 +267,15 @@ def test_a_killed_sandbox_leaves_no_process_and_no_file(service: E2BSettings) ->
     assert _sleepers() == []
 
 
-def _sleepers() -> list[str]:
+def _sleepers(durations: tuple[bytes, ...] = (b'600', b'700', b'800')) -> list[str]:
+    """`sleep` processes of these durations (each test sleeps its own, so tests beside it do not count)."""
     found = []
     for entry in Path('/proc').iterdir():
         try:
             command = (entry / 'cmdline').read_bytes().split(b'\0')
         except OSError:
             continue
-        if command[:1] == [b'sleep'] and command[1:2] in ([b'600'], [b'700'], [b'800']):
+        if command[:1] == [b'sleep'] and command[1:2] and command[1] in durations:
             found.append(entry.name)
     return found
 
@@ -414,8 +415,8 @@ def test_without_bubblewrap_the_service_says_it_runs_unconfined_and_still_cleans
         assert home == str(settings.state_dir / sandbox.sandbox_id / 'root' / 'home' / 'user')  # host paths
         sandbox.files.write('/home/user/x', UNDECODABLE)
         assert sandbox.commands.run('wc -c < x').stdout.strip() == str(len(UNDECODABLE))
-        sandbox.commands.run('sleep 600', background=True)
+        sandbox.commands.run('sleep 601', background=True)
     finally:
         thread.stop()
     assert not settings.state_dir.exists()
-    assert _sleepers() == []
+    assert _sleepers((b'601',)) == []
