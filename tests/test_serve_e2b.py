@@ -8,6 +8,7 @@ fixture checks that no process of the service's sandboxes is left and that its s
 from __future__ import annotations
 
 import asyncio
+import gzip
 import http.client
 import json
 import os
@@ -222,6 +223,12 @@ def test_malformed_requests_get_e2b_error_shapes_never_a_traceback(service: E2BS
     status, answer = _raw(service, 'POST', '/files?path=/tmp/x', b'--zz\r\nno end', bad_multipart)
     assert status == 400 and set(json.loads(answer)) == {'code', 'message'}
     assert _declared_too_large(service, '/files?path=/tmp/big', envd) == 413
+    raw = {**envd, 'Content-Type': 'application/octet-stream', 'Content-Encoding': 'gzip'}
+    status, answer = _raw(service, 'POST', '/files?path=/tmp/z', b'not gzip', raw)
+    assert status == 400 and set(json.loads(answer)) == {'code', 'message'}
+    status, answer = _raw(service, 'POST', '/files?path=/tmp/z', gzip.compress(UNDECODABLE), raw)
+    assert status == 200 and json.loads(answer) == [{'name': 'z', 'type': 'file', 'path': '/tmp/z'}]
+    assert bytes(sandbox.files.read('/tmp/z', format='bytes')) == UNDECODABLE
     status, answer = _raw(service, 'GET', '/files?path=/home/user/missing', headers=envd)
     assert status == 404 and json.loads(answer)['code'] == 404
     rpc = {**envd, 'Content-Type': 'application/proto'}
@@ -420,3 +427,22 @@ def test_without_bubblewrap_the_service_says_it_runs_unconfined_and_still_cleans
         thread.stop()
     assert not settings.state_dir.exists()
     assert _sleepers((b'601',)) == []
+
+
+def test_an_upload_is_bounded_also_after_gzip_inflates_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    thread = ServiceThread(root=tmp_path / 'service', max_body=4096)
+    settings = thread.start()
+    try:
+        for name, value in settings.environ().items():
+            monkeypatch.setenv(name, value)
+        sandbox = e2b.Sandbox.create()
+        envd = {'E2b-Sandbox-Id': sandbox.sandbox_id, 'X-Access-Token': sandbox._envd_access_token or ''}
+        bomb = gzip.compress(b'\0' * 100_000)
+        assert len(bomb) < 4096
+        headers = {**envd, 'Content-Type': 'application/octet-stream', 'Content-Encoding': 'gzip'}
+        status, answer = _raw(settings, 'POST', '/files?path=/tmp/bomb', bomb, headers)
+        assert status == 507 and 'inflates past 4096' in json.loads(answer)['message']
+        assert not sandbox.files.exists('/tmp/bomb')
+    finally:
+        thread.stop()
+    assert not settings.state_dir.exists()

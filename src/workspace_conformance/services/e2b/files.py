@@ -8,7 +8,6 @@ Errors are envd's JSON `{"code": status, "message": ...}`.
 from __future__ import annotations
 
 import asyncio
-import gzip
 import os
 import re
 import zlib
@@ -152,7 +151,21 @@ def _write(sandbox: Sandbox, path: str, user: str, data: bytes) -> dict[str, str
     return {'name': os.path.basename(resolved), 'type': 'file', 'path': resolved}
 
 
-async def upload(request: Request, sandbox: Sandbox, body: bytes) -> Response:
+def _gunzip(body: bytes, limit: int) -> bytes:
+    """The gzip `body` decompressed, refused once it passes `limit` bytes (a small body can inflate enormously)."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        data = inflater.decompress(body, limit + 1)
+    except zlib.error as error:
+        raise SandboxError('invalid_argument', f'the gzip body does not decompress: {error}') from None
+    if len(data) > limit or inflater.unconsumed_tail:
+        raise SandboxError('resource_exhausted', f'the gzip body inflates past {limit} bytes')
+    if not inflater.eof:
+        raise SandboxError('invalid_argument', 'the gzip body is truncated')
+    return data
+
+
+async def upload(request: Request, sandbox: Sandbox, body: bytes, limit: int) -> Response:
     """Write the uploaded file(s), creating parents; answers the list of written entries."""
     content_type = request.headers.get('content-type', '')
     try:
@@ -174,10 +187,7 @@ async def upload(request: Request, sandbox: Sandbox, body: bytes) -> Response:
             if not path:
                 raise SandboxError('invalid_argument', 'the path query parameter is required')
             if request.headers.get('content-encoding', '').lower() == 'gzip':
-                try:
-                    body = gzip.decompress(body)
-                except (OSError, EOFError, zlib.error) as error:
-                    raise SandboxError('invalid_argument', f'the gzip body does not decompress: {error}') from None
+                body = _gunzip(body, limit)
             files = [(path, body)]
         written = [_write(sandbox, target, user, content) for target, content in files]
     except SandboxError as error:

@@ -130,7 +130,7 @@ class E2BService:
             except BodyTooLarge as error:
                 response = error_response(413, str(error))
             else:
-                response = await upload(request, sandbox, body)
+                response = await upload(request, sandbox, body, self.max_body)
         else:
             response = error_response(404, f'{request.method} {path} is not an envd path')
         await response(scope, receive, send)
