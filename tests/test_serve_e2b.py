@@ -155,6 +155,10 @@ def test_background_commands_take_stdin_are_listed_and_killed(service: E2BSettin
         await sandbox.commands.close_stdin(cat.pid)
         assert (await cat.wait()).stdout == 'through stdin\n'
 
+        late = await sandbox.commands.run('sleep 1; echo late', background=True)
+        joined = await sandbox.commands.connect(late.pid)  # a second stream on the running command
+        assert (await joined.wait()).stdout == 'late\n'
+
         sleeper = await sandbox.commands.run('sleep 300', background=True)
         assert sleeper.pid in [process.pid for process in await sandbox.commands.list()]
         assert await sandbox.commands.kill(sleeper.pid) is True
