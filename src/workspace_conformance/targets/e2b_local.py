@@ -185,7 +185,11 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
     for switch, rules in SWITCHED.items():
         if getattr(fidelity, switch):
             expected.update(rules)
-    confinement = 'bubblewrap namespaces' if settings.confined else 'UNCONFINED host processes (no bwrap)'
+    confinement = (
+        'bubblewrap namespaces'
+        if settings.confined
+        else 'UNCONFINED host processes (no bwrap and nsenter that can join its namespaces here)'
+    )
     return Target(
         # The name reports and the command line show: the emulation, never plain "E2B".
         name=f'e2b-local = {LABEL}',

@@ -57,7 +57,11 @@ def run(
             async with serve_e2b(port=port, root=root, fidelity=fidelity, confine=confine) as settings:
                 for key, value in settings.environ().items():
                     print(f'{key}={value}')
-                confinement = 'bubblewrap namespaces' if settings.confined else 'UNCONFINED (no bwrap): host processes'
+                confinement = (
+                    'bubblewrap namespaces'
+                    if settings.confined
+                    else 'UNCONFINED (no bwrap and nsenter that can join its namespaces here): host processes'
+                )
                 print(f'# sandboxes: {confinement}, under {settings.state_dir}', flush=True)
                 await stop.wait()
         except OSError as error:

@@ -81,9 +81,78 @@ class SandboxError(Exception):
 
 
 def bwrap_path() -> str | None:
-    """The `bwrap` executable on PATH when it and `nsenter` are installed (commands enter its namespaces), else None."""
+    """The `bwrap` executable when it and `nsenter` are installed and a command can join its namespaces, else None.
+
+    Joining needs privileges over the namespaces bwrap made: root has them; an unprivileged user, whose
+    `nsenter` cannot enter a PID namespace of a user namespace it owns before entering that (util-linux 2.38),
+    may not. One probe sandbox tells.
+    """
     bwrap = shutil.which('bwrap')
-    return bwrap if bwrap and shutil.which('nsenter') else None
+    if not bwrap or not shutil.which('nsenter'):
+        return None
+    return bwrap if _joinable(bwrap) else None
+
+
+def _joinable(bwrap: str) -> bool:
+    import subprocess
+
+    info_read, info_write = os.pipe()
+    argv = [bwrap, '--unshare-user', '--unshare-pid', '--die-with-parent', '--info-fd', str(info_write)]
+    for name in READ_ONLY_HOST:
+        argv += ['--ro-bind', f'/{name}', f'/{name}']
+    for name in ('bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'):
+        if os.path.islink(f'/{name}'):
+            argv += ['--symlink', os.readlink(f'/{name}'), f'/{name}']
+    argv += ['--proc', '/proc', '--dev', '/dev', '--', '/usr/bin/sleep', '30']
+    try:
+        holder = subprocess.Popen(
+            argv,
+            pass_fds=(info_write,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=_HELPER_ENVIRONMENT,
+        )
+    except OSError:
+        os.close(info_read)
+        return False
+    finally:
+        os.close(info_write)
+    try:
+        child = int(json.loads(_read_all(info_read))['child-pid'])
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            children = Path(f'/proc/{child}/task/{child}/children').read_text().split()
+            if children:
+                break
+            time.sleep(0.005)
+        else:
+            return False
+        joined = subprocess.run(
+            [
+                'nsenter',
+                '--target',
+                children[0],
+                '--user',
+                '--mount',
+                '--pid',
+                '--root',
+                '--wdns=/',
+                '--',
+                '/usr/bin/true',
+            ],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            env=_HELPER_ENVIRONMENT,
+            check=False,
+        )
+        return joined.returncode == 0
+    except (OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired):
+        return False
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 @dataclass
