@@ -366,7 +366,8 @@ _FIDELITIES: dict[str, Fidelity] = {}
 # -- the command line --------------------------------------------------------------------------------------------
 
 
-def test_serve_prints_the_settings_and_stops_on_sigterm_leaving_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
+def test_serve_prints_the_settings_and_stops_on_a_signal_leaving_nothing(tmp_path: Path, signum: int) -> None:
     root = tmp_path / 'root'
     process = subprocess.Popen(
         [sys.executable, '-m', 'workspace_conformance', 'serve', 'e2b', '--port', '0', '--root', str(root)],
@@ -391,7 +392,7 @@ def test_serve_prints_the_settings_and_stops_on_sigterm_leaving_nothing(tmp_path
             http_version='1.1',
         )
         sandbox.commands.run('sleep 900', background=True)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         assert process.wait(timeout=30) == 0
     finally:
         if process.poll() is None:
@@ -450,3 +451,22 @@ def test_an_upload_is_bounded_also_after_gzip_inflates_it(monkeypatch: pytest.Mo
     finally:
         thread.stop()
     assert not settings.state_dir.exists()
+
+
+def test_lifetimes_metadata_filters_and_the_end_of_a_timeout(service: E2BSettings) -> None:
+    from e2b.sandbox.sandbox_api import SandboxQuery
+
+    short = e2b.Sandbox.create(timeout=1, metadata={'kind': 'short'})
+    kept = e2b.Sandbox.create(timeout=60, metadata={'kind': 'kept'})
+    kept.set_timeout(120)
+    assert (kept.get_info().end_at - kept.get_info().started_at).total_seconds() > 100
+    found = e2b.Sandbox.list(query=SandboxQuery(metadata={'kind': 'kept'})).next_items()
+    assert [info.sandbox_id for info in found] == [kept.sandbox_id]
+    short.commands.run('sleep 900 &>/dev/null &')
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and short.sandbox_id in [i.sandbox_id for i in e2b.Sandbox.list().next_items()]:
+        time.sleep(0.2)
+    with pytest.raises(e2b.SandboxNotFoundException):
+        e2b.Sandbox.get_info(short.sandbox_id)  # its lifetime ran out: killed, as E2B kills (pausing is not emulated)
+    assert not (service.state_dir / short.sandbox_id).exists()
+    assert kept.commands.run('echo alive').stdout == 'alive\n'
