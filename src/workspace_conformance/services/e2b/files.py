@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 import zlib
 from pathlib import Path
 
@@ -83,20 +84,19 @@ async def download(request: Request, sandbox: Sandbox) -> Response:
             raise SandboxError('invalid_argument', f'path {resolved!r} is not a regular file')
         sandbox.check_access(host, user, os.R_OK)
         # Read whole, so the length sent is the length read even while a command rewrites the file.
-        data = await asyncio.to_thread(_read, host, resolved)
+        data = await asyncio.to_thread(sandbox.as_envd, host, stat.S_IRUSR, lambda: _read(host))
     except SandboxError as error:
         return _answer(error)
+    except PermissionError:
+        return error_response(403, f'open {path}: permission denied')
+    except OSError as error:
+        return error_response(500, f'error reading {path!r}: {error}')
     return Response(data, media_type='application/octet-stream')
 
 
-def _read(host: Path, resolved: str) -> bytes:
-    try:
-        with open(host, 'rb') as stream:
-            return stream.read()
-    except PermissionError:
-        raise SandboxError('permission_denied', f'open {resolved}: permission denied') from None
-    except OSError as error:
-        raise SandboxError('internal', f'error reading {resolved!r}: {error}') from None
+def _read(host: Path) -> bytes:
+    with open(host, 'rb') as stream:
+        return stream.read()
 
 
 _BOUNDARY = re.compile(r'boundary=(?:"([^"]+)"|([^;\s]+))', re.IGNORECASE)
@@ -140,10 +140,17 @@ def _write(sandbox: Sandbox, path: str, user: str, data: bytes) -> dict[str, str
         raise SandboxError('invalid_argument', f'a parent of {resolved!r} is not a directory') from None
     if os.path.lexists(host) and not os.path.isfile(host):  # a FIFO or a device: never wait on it, never replace it
         raise SandboxError('invalid_argument', f'path {resolved!r} is not a regular file')
+
     # Written in place, as envd writes: the file keeps its inode, mode and links.
-    try:
+    def write() -> None:
         with open(host, 'wb') as stream:
             stream.write(data)
+
+    try:
+        if os.path.exists(host):
+            sandbox.as_envd(host, stat.S_IWUSR, write)
+        else:
+            sandbox.as_envd(host.parent, stat.S_IWUSR | stat.S_IXUSR, write)
     except PermissionError:
         raise SandboxError('permission_denied', f'open {resolved}: permission denied') from None
     except OSError as error:

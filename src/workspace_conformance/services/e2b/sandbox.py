@@ -19,9 +19,10 @@ import signal
 import stat
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 __all__ = (
     'GONE',
@@ -37,6 +38,8 @@ __all__ = (
     'check_user',
     'user_from_authorization',
 )
+
+T = TypeVar('T')
 
 USERS: Mapping[str, tuple[int, int, str]] = {'root': (0, 0, '/root'), 'user': (1000, 1000, '/home/user')}
 """The template's users as E2B's base template has them: name -> (uid, gid, home)."""
@@ -354,6 +357,28 @@ class Sandbox:
         for flag, bit in bits.items():
             if want & flag and not mode & bit:
                 raise SandboxError('permission_denied', f'{host.name}: permission denied')
+
+    def as_envd(self, host: Path, bits: int, operation: Callable[[], T]) -> T:
+        """Run the file `operation` on `host` with the rights envd has: its owner's `bits`, if mode bits deny them.
+
+        envd runs as root, so mode bits do not stop its file operations. The service may lack root's bypass (not
+        root, or root without CAP_DAC_OVERRIDE), so when `operation` is refused and the service owns `host` (every
+        sandbox file is the service's on the host), `host` grants its owner `bits` for the operation's length.
+        """
+        try:
+            return operation()
+        except PermissionError:
+            if not self.fidelity.privileged_files:
+                raise
+            info = os.stat(host)
+            if info.st_uid != os.geteuid():
+                raise
+        os.chmod(host, stat.S_IMODE(info.st_mode) | bits)
+        try:
+            return operation()
+        finally:
+            with contextlib.suppress(OSError):
+                os.chmod(host, stat.S_IMODE(info.st_mode))
 
     # -- processes ----------------------------------------------------------------------------------------------
 
