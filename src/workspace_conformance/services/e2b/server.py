@@ -182,7 +182,9 @@ async def serve_e2b(
         lifespan='off',
         log_level='warning',
         access_log=False,
-        timeout_keep_alive=30,
+        # Longer than the SDK keeps an idle connection (E2B_KEEPALIVE_EXPIRY, 300 s), so the client closes it first
+        # and never sends a request on a connection the server is closing.
+        timeout_keep_alive=330,
         timeout_graceful_shutdown=2,
     )
     server = _Server(config)
