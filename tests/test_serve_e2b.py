@@ -391,7 +391,7 @@ def test_serve_prints_the_settings_and_stops_on_a_signal_leaving_nothing(tmp_pat
             sandbox_url=settings['E2B_SANDBOX_URL'],
             http_version='1.1',
         )
-        sandbox.commands.run('sleep 900', background=True)
+        sandbox.commands.run(f'sleep {9000 + signum}', background=True)  # its own duration: xdist neighbours differ
         process.send_signal(signum)
         assert process.wait(timeout=30) == 0
     finally:
@@ -399,7 +399,7 @@ def test_serve_prints_the_settings_and_stops_on_a_signal_leaving_nothing(tmp_pat
             process.kill()
             process.wait()
     assert list(root.iterdir()) == []
-    assert not any(b'900' in (entry / 'cmdline').read_bytes() for entry in _sleeper_entries())
+    assert not any(str(9000 + signum).encode() in (entry / 'cmdline').read_bytes() for entry in _sleeper_entries())
 
 
 def _sleeper_entries() -> list[Path]:
@@ -462,7 +462,7 @@ def test_lifetimes_metadata_filters_and_the_end_of_a_timeout(service: E2BSetting
     assert (kept.get_info().end_at - kept.get_info().started_at).total_seconds() > 100
     found = e2b.Sandbox.list(query=SandboxQuery(metadata={'kind': 'kept'})).next_items()
     assert [info.sandbox_id for info in found] == [kept.sandbox_id]
-    short.commands.run('sleep 900 &>/dev/null &')
+    short.commands.run('sleep 901 &>/dev/null &')
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and short.sandbox_id in [i.sandbox_id for i in e2b.Sandbox.list().next_items()]:
         time.sleep(0.2)
