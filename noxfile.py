@@ -41,6 +41,8 @@ COMPAT_TESTS = [
     # `targets`, so `compat` and `tests` skip these modules.
     'tests/tools/test_harness.py',
     'tests/tools/test_harness_paths.py',
+    # `serve e2b` driven by the real e2b SDK (async and sync), which pydantic-ai-harness[e2b] brings here.
+    'tests/test_serve_e2b.py',
 ]
 
 
@@ -126,14 +128,15 @@ def compat(session: nox.Session) -> None:
 def targets(session: nox.Session) -> None:
     """Certify docker (runc and gVisor), podman, ssh and bubblewrap for real on services ci/services starts and stops.
 
-    Runs on pydantic-ai-harness 0.62 (which pins pydantic-ai-slim 2.62.0) with the SDKs of its micro-VM and
-    Sprites sandboxes, then writes docs/targets.md from the reports. `local` and `docker` also run the capability
-    suite (`certify --capability`: LocalWorkspace, the harness's DockerSandbox) next to the backend suite.
+    Runs on pydantic-ai-harness 0.62 (which pins pydantic-ai-slim 2.62.0) with the SDKs of its micro-VM, Sprites
+    and E2B sandboxes (e2b-local certifies E2BSandbox against `serve e2b`, which the target starts itself), then
+    writes docs/targets.md from the reports. `local` and `docker` also run the capability suite (`certify
+    --capability`: LocalWorkspace, the harness's DockerSandbox) next to the backend suite.
     boxlite and smol run where the boot probe of `up` booted a VM, and are `not run` with the boot failure
     elsewhere. While `up` installs and starts the services, the compat tests run on this environment's slim 2.62.
     The services are stopped, and checked gone, even when a certification fails.
     """
-    session.install('-e', '.[dev]', f'pydantic-ai-harness[boxlite,smol,sprites]=={HARNESS}')
+    session.install('-e', '.[dev]', f'pydantic-ai-harness[boxlite,smol,sprites,e2b]=={HARNESS}')
     services = os.environ.get('WC_SERVICES', '/tmp/workspace-conformance-services')
     session.env['WC_SERVICES'] = services
     failed: list[str] = []

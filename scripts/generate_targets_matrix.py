@@ -20,6 +20,7 @@ from pathlib import Path
 from workspace_conformance.reports.model import Report
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets import NAMED_TARGETS
+from workspace_conformance.targets.e2b_local import LABEL as E2B_LABEL
 from workspace_conformance.targets.listing import NOT_RUN_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +91,9 @@ def _cell(text: str) -> str:
 def _label(directory: str) -> str:
     """`docker+runtime=runsc` -> `docker --runtime runsc`: the target and the options that set the run apart."""
     target, *options = directory.split('+')
-    return ' '.join([target, *(f'--{name} {value}' for name, _, value in (o.partition('=') for o in options))])
+    # A target that emulates a hosted service says so wherever it is named (e2b-local: never plain "E2B").
+    shown = f'{target} ({E2B_LABEL})' if target == 'e2b-local' else target
+    return ' '.join([shown, *(f'--{name} {value}' for name, _, value in (o.partition('=') for o in options))])
 
 
 def _target_section(name: str, report: Report) -> list[str]:

@@ -232,6 +232,32 @@ def _parser() -> argparse.ArgumentParser:
     verify = commands.add_parser('verify', help='check a bundle: hashes, verdicts, completeness; exit 1 on a problem')
     verify.add_argument('bundle', metavar='DIR')
 
+    serve = commands.add_parser(
+        'serve',
+        help='run a local stand-in for a hosted sandbox service (e2b) until SIGINT or SIGTERM',
+        description=(
+            "Serve a pure-Python E2B on 127.0.0.1: the control plane and every sandbox's envd, which the real "
+            '`e2b` SDK reaches through the KEY=VALUE settings printed first. On SIGINT or SIGTERM every '
+            "sandbox's processes are killed and its files removed. Needs workspace-conformance[serve]. "
+            'Fidelity switches (docs/e2b-local.md) model documented E2B behaviours; each is on by default.'
+        ),
+    )
+    serve.add_argument('service', choices=['e2b'], help='the service to emulate')
+    serve.add_argument('--port', type=int, default=0, help='port on 127.0.0.1 (default 0: a free one)')
+    serve.add_argument('--root', metavar='DIR', help='directory for the sandboxes (default: a new temporary one)')
+    serve.add_argument(
+        '--unprivileged-files', action='store_true', help="envd's file operations obey mode bits (E2B's do not)"
+    )
+    serve.add_argument(
+        '--list-looping-symlinks', action='store_true', help='listings keep symlinks that loop (E2B omits them)'
+    )
+    serve.add_argument(
+        '--end-at-exit',
+        action='store_true',
+        help="report a command's end when it exits, not when its output pipes close (as E2B does)",
+    )
+    serve.add_argument('--unconfined', action='store_true', help='run sandboxes without bubblewrap even if installed')
+
     commands.add_parser(
         'clean',
         help='remove the directories (and end the processes) of runs whose process is gone, e.g. killed',
@@ -303,6 +329,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _diff(args)
     if args.command == 'verify':
         return _verify(args)
+    if args.command == 'serve':
+        return _serve(args)
     if args.command == 'clean':
         return _clean()
     if args.command == 'targets':
@@ -318,6 +346,22 @@ def _main(argv: Sequence[str] | None) -> int:
     if stopped_by() is not None:
         _exit_even_if_a_thread_stays(status)
     return status
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """`serve e2b`: the service in the foreground (its libraries are imported only now)."""
+    from .services import e2b
+
+    if not 0 <= args.port <= 65535:
+        return _fail(f'--port must be between 0 and 65535, got {args.port}')
+    return e2b.run(
+        port=args.port,
+        root=Path(args.root).resolve() if args.root else None,
+        privileged_files=not args.unprivileged_files,
+        omit_looping_symlinks=not args.list_looping_symlinks,
+        end_after_pipes_close=not args.end_at_exit,
+        confine=not args.unconfined,
+    )
 
 
 def _factory_specs(args: argparse.Namespace) -> list[str]:

@@ -10,6 +10,7 @@ from .bubblewrap import BUBBLEWRAP
 from .cloud import DAYTONA, E2B, MODAL, SPRITES
 from .docker import DOCKER, PODMAN
 from .doubles import MEMORY, PROVIDER
+from .e2b_local import E2B_LOCAL
 from .local import local_target
 from .local_shell import LOCAL_SHELL
 from .microvm import BOXLITE, SMOL
@@ -32,7 +33,7 @@ NAMED_TARGETS: dict[str, NamedTarget] = {
     target.name: target
     for target in (
         *(LOCAL, LOCAL_SHELL, MEMORY, PROVIDER, DOCKER, PODMAN, SSH, BUBBLEWRAP, BOXLITE, SMOL),
-        *(E2B, MODAL, DAYTONA, SPRITES),
+        *(E2B, MODAL, DAYTONA, SPRITES, E2B_LOCAL),
     )
 }
 

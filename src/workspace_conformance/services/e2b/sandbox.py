@@ -1,0 +1,688 @@
+"""One emulated E2B sandbox: its root on the host, its users, its confinement (bubblewrap) and its processes.
+
+A sandbox owns a state directory on the host whose `root/` is what the sandbox sees as `/`. Where `bwrap` is
+installed every command runs in its own user, PID, IPC and UTS namespaces with that root bound as `/`, the
+host's `/usr` and `/etc` bound read-only over it (with the sandbox's own `/etc/passwd` and `/etc/group`), and a
+fresh `/proc` and `/dev`. envd's file operations, which run in the service itself, resolve paths the same way,
+symlinks included, so nothing outside the sandbox root is reachable but those read-only host trees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import stat
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+__all__ = (
+    'GONE',
+    'OUTPUT_CHUNK',
+    'USERS',
+    'Fidelity',
+    'Gone',
+    'ProcessEnd',
+    'Sandbox',
+    'SandboxError',
+    'SandboxProcess',
+    'bwrap_path',
+    'check_user',
+    'user_from_authorization',
+)
+
+T = TypeVar('T')
+
+USERS: Mapping[str, tuple[int, int, str]] = {'root': (0, 0, '/root'), 'user': (1000, 1000, '/home/user')}
+"""The template's users as E2B's base template has them: name -> (uid, gid, home)."""
+
+READ_ONLY_HOST = ('usr', 'etc')
+"""Top-level directories taken read-only from the host: the programs and their configuration."""
+
+OUTPUT_CHUNK = 32 * 1024
+"""The most bytes one data event carries."""
+
+_QUEUE_EVENTS = 64
+"""Events buffered per subscriber before the process's output waits for the reader (bounds memory)."""
+
+_RETAINED_ENDS = 256
+"""How many ended processes a sandbox remembers, so `Connect` to one that just ended gets its end."""
+
+_MAX_SYMLINKS = 40
+_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+_HELPER_ENVIRONMENT = {'PATH': _PATH}
+"""All bwrap and nsenter get from the service's environment: nothing of the host's reaches a sandbox."""
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """Which documented E2B behaviours a plain Linux process lacks the service models (all on by default)."""
+
+    privileged_files: bool = True
+    """envd's file operations run as root, so a file's mode bits do not stop them."""
+    omit_looping_symlinks: bool = True
+    """A symlink that loops (or dangles) has no type in envd's answers, so the SDK leaves it out of listings."""
+    end_after_pipes_close: bool = True
+    """A command's end is reported once its output pipes close, not as soon as its first process exits."""
+
+
+class SandboxError(Exception):
+    """An envd operation failed; `code` is its Connect code name (`not_found`, `invalid_argument`, ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def bwrap_path() -> str | None:
+    """The `bwrap` executable when it and `nsenter` are installed and a command can join its namespaces, else None.
+
+    Joining needs privileges over the namespaces bwrap made: root has them; an unprivileged user, whose
+    `nsenter` cannot enter a PID namespace of a user namespace it owns before entering that (util-linux 2.38),
+    may not. One probe sandbox tells.
+    """
+    bwrap = shutil.which('bwrap')
+    if not bwrap or not shutil.which('nsenter'):
+        return None
+    return bwrap if _joinable(bwrap) else None
+
+
+def _joinable(bwrap: str) -> bool:
+    import subprocess
+
+    info_read, info_write = os.pipe()
+    argv = [bwrap, '--unshare-user', '--unshare-pid', '--die-with-parent', '--info-fd', str(info_write)]
+    for name in READ_ONLY_HOST:
+        argv += ['--ro-bind', f'/{name}', f'/{name}']
+    for name in ('bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'):
+        if os.path.islink(f'/{name}'):
+            argv += ['--symlink', os.readlink(f'/{name}'), f'/{name}']
+    argv += ['--proc', '/proc', '--dev', '/dev', '--', '/usr/bin/sleep', '30']
+    try:
+        holder = subprocess.Popen(
+            argv,
+            pass_fds=(info_write,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=_HELPER_ENVIRONMENT,
+        )
+    except OSError:
+        os.close(info_read)
+        return False
+    finally:
+        os.close(info_write)
+    try:
+        child = int(json.loads(_read_all(info_read))['child-pid'])
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            children = Path(f'/proc/{child}/task/{child}/children').read_text().split()
+            if children:
+                break
+            time.sleep(0.005)
+        else:
+            return False
+        joined = subprocess.run(
+            [
+                'nsenter',
+                '--target',
+                children[0],
+                '--user',
+                '--mount',
+                '--pid',
+                '--root',
+                '--wdns=/',
+                '--',
+                '/usr/bin/true',
+            ],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            env=_HELPER_ENVIRONMENT,
+            check=False,
+        )
+        return joined.returncode == 0
+    except (OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired):
+        return False
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@dataclass
+class ProcessEnd:
+    """How a process ended, as envd's end event reports it."""
+
+    exit_code: int
+    exited: bool
+    status: str
+    error: str | None
+
+
+class Gone:
+    """The event a process's streams get when its sandbox is killed under them (E2B's edge drops them)."""
+
+
+GONE = Gone()
+
+Event = tuple[str, bytes] | ProcessEnd | Gone
+"""One process event for subscribers: (`stdout` | `stderr`, data), the end, or the sandbox gone."""
+
+
+@dataclass
+class SandboxProcess:
+    """A command started in a sandbox: its host process, its config, and the streams subscribed to its events."""
+
+    pid: int
+    cmd: str
+    args: list[str]
+    envs: dict[str, str]
+    cwd: str | None
+    tag: str | None
+    process: asyncio.subprocess.Process
+    subscribers: set[asyncio.Queue[Event]] = field(default_factory=set)
+    end: ProcessEnd | None = None
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def subscribe(self) -> asyncio.Queue[Event]:
+        """A new bounded queue that receives every event from now on (just the end if it already ended)."""
+        queue: asyncio.Queue[Event] = asyncio.Queue(_QUEUE_EVENTS)
+        if self.end is not None:
+            queue.put_nowait(self.end)
+        else:
+            self.subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
+        """Stop delivering events to `queue`."""
+        self.subscribers.discard(queue)
+
+    async def publish(self, event: Event) -> None:
+        """Deliver `event` to every subscriber, waiting while one's queue is full (the output's bound)."""
+        for queue in list(self.subscribers):
+            with contextlib.suppress(asyncio.TimeoutError):
+                # A reader that stops reading for a minute is dropped rather than stalling the process forever.
+                await asyncio.wait_for(queue.put(event), 60)
+                continue
+            self.subscribers.discard(queue)
+
+
+def _status(returncode: int) -> ProcessEnd:
+    if returncode >= 0:
+        status = f'exit status {returncode}'
+        return ProcessEnd(returncode, True, status, status if returncode else None)
+    name = {signal.SIGKILL: 'killed', signal.SIGTERM: 'terminated', signal.SIGINT: 'interrupt'}.get(
+        signal.Signals(-returncode), signal.Signals(-returncode).name
+    )
+    status = f'signal: {name}'
+    return ProcessEnd(-1, False, status, status)
+
+
+class Sandbox:
+    """One sandbox: created by the control plane, used through envd, killed with everything it started."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        template: str,
+        timeout: int,
+        env_vars: Mapping[str, str],
+        metadata: Mapping[str, str],
+        fidelity: Fidelity,
+        bwrap: str | None,
+    ) -> None:
+        self.sandbox_id = 'i' + secrets.token_hex(10)
+        self.access_token = secrets.token_urlsafe(24)
+        self.template = template
+        self.env_vars = dict(env_vars)
+        self.metadata = dict(metadata)
+        self.fidelity = fidelity
+        self.bwrap = bwrap
+        self.started_at = time.time()
+        self.end_at = self.started_at + timeout
+        self.state_dir = state_dir / self.sandbox_id
+        self.root = self.state_dir / 'root'
+        self.processes: dict[int, SandboxProcess] = {}
+        self._ended: deque[SandboxProcess] = deque(maxlen=_RETAINED_ENDS)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._holders: dict[str, tuple[asyncio.subprocess.Process, int]] = {}
+        self._holder_lock = asyncio.Lock()
+        self.killed = False
+        self._layout()
+
+    # -- the root ------------------------------------------------------------------------------------------------
+
+    def _layout(self) -> None:
+        """Make the sandbox's root as E2B's base template has it: /home/user, /root, /tmp, and the host's links."""
+        self.root.mkdir(parents=True)
+        for name, mode in (('home/user', 0o755), ('root', 0o700), ('tmp', 0o1777), ('usr', 0o755), ('etc', 0o755)):
+            path = self.root / name
+            path.mkdir(parents=True, exist_ok=True)
+            path.chmod(mode)
+        for name in ('bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'):
+            host = Path('/') / name
+            if host.is_symlink():
+                (self.root / name).symlink_to(os.readlink(host))
+        # The sandbox's own users (the host's stay on the host).
+        (self.state_dir / 'passwd').write_text(
+            'root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000::/home/user:/bin/bash\n'
+            'nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n'
+        )
+        (self.state_dir / 'group').write_text('root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n')
+
+    def home(self, user: str) -> str:
+        """The home directory of `user` inside the sandbox."""
+        return USERS[user][2]
+
+    def _host(self, parts: Sequence[str]) -> Path:
+        if parts and parts[0] in READ_ONLY_HOST:
+            return Path('/', *parts)
+        return self.root.joinpath(*parts)
+
+    def resolve(self, path: str, user: str, *, follow: bool = True) -> tuple[Path, str]:
+        """The host path and the canonical sandbox path of sandbox `path`, symlinks resolved inside the sandbox.
+
+        A relative path is relative to the user's home. Missing components are kept as given; the last one is
+        followed only when `follow`. Raises `SandboxError('failed_precondition')` on a symlink loop.
+        """
+        if not path:
+            raise SandboxError('invalid_argument', 'path is empty')
+        if '\0' in path:
+            raise SandboxError('invalid_argument', 'path contains a NUL byte')
+        if not path.startswith('/'):
+            path = self.home(user) + '/' + path
+        pending = deque(part for part in path.split('/') if part not in ('', '.'))
+        resolved: list[str] = []
+        links = 0
+        while pending:
+            part = pending.popleft()
+            if part == '..':
+                if resolved:
+                    resolved.pop()
+                continue
+            candidate = [*resolved, part]
+            if not pending and not follow:
+                resolved = candidate
+                break
+            try:
+                info = os.lstat(self._host(candidate))
+            except (FileNotFoundError, NotADirectoryError):
+                resolved = candidate
+                for rest in pending:
+                    if rest == '..':
+                        if resolved:
+                            resolved.pop()
+                    elif rest not in ('', '.'):
+                        resolved.append(rest)
+                break
+            if not stat.S_ISLNK(info.st_mode):
+                resolved = candidate
+                continue
+            links += 1
+            if links > _MAX_SYMLINKS:
+                raise SandboxError('failed_precondition', f'{path}: too many levels of symbolic links')
+            target = os.readlink(self._host(candidate))
+            if target.startswith('/'):
+                resolved = []
+            pending.extendleft(reversed([p for p in target.split('/') if p not in ('', '.')]))
+        return self._host(resolved), '/' + '/'.join(resolved)
+
+    def writable(self, host: Path) -> None:
+        """Raise `SandboxError('permission_denied')` when `host` is in a read-only host tree."""
+        if self.root not in (host, *host.parents):
+            raise SandboxError('permission_denied', f'{host}: read-only file system')
+
+    def check_access(self, host: Path, user: str, want: int) -> None:
+        """When envd's file operations are not privileged, refuse `user` the access `want` (R_OK/W_OK/X_OK) lacks.
+
+        Every file in a sandbox belongs to the user the sandbox runs it as, so the owner's mode bits decide.
+        """
+        if self.fidelity.privileged_files or user == 'root':
+            return
+        try:
+            mode = os.stat(host).st_mode
+        except OSError:
+            return
+        bits = {os.R_OK: stat.S_IRUSR, os.W_OK: stat.S_IWUSR, os.X_OK: stat.S_IXUSR}
+        for flag, bit in bits.items():
+            if want & flag and not mode & bit:
+                raise SandboxError('permission_denied', f'{host.name}: permission denied')
+
+    def as_envd(self, host: Path, bits: int, operation: Callable[[], T]) -> T:
+        """Run the file `operation` on `host` with the rights envd has: its owner's `bits`, if mode bits deny them.
+
+        envd runs as root, so mode bits do not stop its file operations. The service may lack root's bypass (not
+        root, or root without CAP_DAC_OVERRIDE), so when `operation` is refused and the service owns `host` (every
+        sandbox file is the service's on the host), `host` grants its owner `bits` for the operation's length.
+        """
+        try:
+            return operation()
+        except PermissionError:
+            if not self.fidelity.privileged_files:
+                raise
+            info = os.stat(host)
+            if info.st_uid != os.geteuid():
+                raise
+        os.chmod(host, stat.S_IMODE(info.st_mode) | bits)
+        try:
+            return operation()
+        finally:
+            with contextlib.suppress(OSError):
+                os.chmod(host, stat.S_IMODE(info.st_mode))
+
+    # -- processes ----------------------------------------------------------------------------------------------
+
+    def _environment(self, user: str, envs: Mapping[str, str]) -> dict[str, str]:
+        home = self.home(user)
+        env = {
+            'PATH': _PATH,
+            'HOME': home if self.bwrap else str(self.resolve(home, user)[0]),
+            'USER': user,
+            'LOGNAME': user,
+            'SHELL': '/bin/bash',
+            'LANG': 'C.UTF-8',
+            'E2B_SANDBOX': 'true',
+            'E2B_SANDBOX_ID': self.sandbox_id,
+            'E2B_TEMPLATE_ID': self.template,
+        }
+        env.update(self.env_vars)
+        env.update(envs)
+        return env
+
+    def _namespace_argv(self, user: str) -> list[str]:
+        """The bwrap arguments for the sandbox's namespaces as `user` sees them (read by bwrap from a pipe)."""
+        uid, gid, _ = USERS[user]
+        argv = ['--unshare-user', '--uid', str(uid), '--gid', str(gid)]
+        argv += ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'e2b', '--die-with-parent']
+        argv += ['--bind', str(self.root), '/']
+        for name in READ_ONLY_HOST:
+            argv += ['--ro-bind', f'/{name}', f'/{name}']
+        argv += ['--ro-bind', str(self.state_dir / 'passwd'), '/etc/passwd']
+        argv += ['--ro-bind', str(self.state_dir / 'group'), '/etc/group']
+        return [*argv, '--proc', '/proc', '--dev', '/dev', '--chdir', '/']
+
+    async def _holder(self, user: str) -> int:
+        """The host pid of the init of `user`'s namespaces in this sandbox, started on first use.
+
+        One PID namespace per user and sandbox, kept by a process that sleeps, so a command's background and
+        detached children outlive it, a later command sees and signals them, and killing the namespace's init
+        ends them all. bwrap reads its arguments from a pipe, so the sandbox's `/proc/1/cmdline` names no host
+        path.
+        """
+        async with self._holder_lock:
+            if user in self._holders:
+                return self._holders[user][1]
+            assert self.bwrap is not None
+            args_read, args_write = os.pipe()
+            info_read, info_write = os.pipe()
+            try:
+                os.write(args_write, b''.join(arg.encode() + b'\0' for arg in self._namespace_argv(user)))
+                os.close(args_write)
+                holder = await asyncio.create_subprocess_exec(
+                    self.bwrap,
+                    '--args',
+                    str(args_read),
+                    '--info-fd',
+                    str(info_write),
+                    '--',
+                    '/usr/bin/sleep',
+                    'infinity',
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.PIPE,
+                    pass_fds=(args_read, info_write),
+                    start_new_session=True,
+                    env=_HELPER_ENVIRONMENT,
+                )
+            finally:
+                os.close(args_read)
+                os.close(info_write)
+            info = await asyncio.to_thread(_read_all, info_read)
+            try:
+                child = int(json.loads(info)['child-pid'])
+            except (ValueError, KeyError, TypeError):
+                error = b''
+                if holder.stderr is not None:
+                    with contextlib.suppress(Exception):
+                        error = await asyncio.wait_for(holder.stderr.read(), 5)
+                with contextlib.suppress(ProcessLookupError):
+                    holder.kill()
+                await holder.wait()
+                raise SandboxError(
+                    'internal', f'bwrap could not start the sandbox: {error.decode(errors="replace")}'
+                ) from None
+            # The namespace's init reports its pid before it has moved into the new root; its `sleep`, exec'd once
+            # everything is set up, is what commands join.
+            sleeper = await _first_child(child, 'sleep')
+            if sleeper is None:
+                with contextlib.suppress(ProcessLookupError):
+                    holder.kill()
+                await holder.wait()
+                raise SandboxError('internal', 'bwrap started, but the sandbox did not come up within 10 s')
+            self._holders[user] = (holder, sleeper)
+            return sleeper
+
+    async def _argv(self, user: str, cwd: str, cmd: str, args: Sequence[str], env: Mapping[str, str]) -> list[str]:
+        if self.bwrap is None:
+            return [cmd, *args]
+        uid, gid, _ = USERS[user]
+        init = await self._holder(user)
+        argv = ['nsenter', '--target', str(init), '--user', '--mount', '--pid', '--ipc', '--uts', '--root']
+        argv += [f'--wdns={cwd}', '--setuid', str(uid), '--setgid', str(gid), '--', '/usr/bin/env', '-i']
+        return [*argv, *(f'{key}={value}' for key, value in env.items()), cmd, *args]
+
+    async def start(
+        self,
+        *,
+        cmd: str,
+        args: Sequence[str],
+        envs: Mapping[str, str],
+        cwd: str | None,
+        user: str,
+        tag: str | None,
+        stdin: bool,
+    ) -> tuple[SandboxProcess, asyncio.Queue[Event]]:
+        """Start `cmd args` as `user` in `cwd` (default: the home); returns it and a queue of its events."""
+        if self.killed:
+            raise SandboxError('unavailable', f'sandbox {self.sandbox_id} was not found')
+        where = cwd or self.home(user)
+        host_cwd, where = self.resolve(where, user)
+        if not host_cwd.is_dir():
+            raise SandboxError('invalid_argument', f'cwd {where!r} is not a directory')
+        env = self._environment(user, envs)
+        argv = await self._argv(user, where, cmd, args, env)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd='/' if self.bwrap else host_cwd,
+                env=_HELPER_ENVIRONMENT if self.bwrap else env,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise SandboxError('invalid_argument', f'error starting process {cmd!r}: {error}') from error
+        handle = SandboxProcess(process.pid, cmd, list(args), dict(envs), cwd, tag, process)
+        queue = handle.subscribe()
+        self.processes[handle.pid] = handle
+        task = asyncio.get_running_loop().create_task(self._pump(handle))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return handle, queue
+
+    async def _pump(self, handle: SandboxProcess) -> None:
+        """Read the process's output into its events, then report its end."""
+        process = handle.process
+
+        async def read(stream: asyncio.StreamReader | None, name: str) -> None:
+            if stream is None:
+                return
+            while chunk := await stream.read(OUTPUT_CHUNK):
+                await handle.publish((name, chunk))
+
+        readers = [
+            asyncio.ensure_future(read(process.stdout, 'stdout')),
+            asyncio.ensure_future(read(process.stderr, 'stderr')),
+        ]
+        try:
+            if self.fidelity.end_after_pipes_close:
+                await asyncio.gather(*readers, return_exceptions=True)
+                returncode = await process.wait()
+            else:
+                # `Process.wait()` also waits for the pipes to close; the return code is known as soon as it exits.
+                while process.returncode is None:
+                    await asyncio.sleep(0.01)
+                returncode = process.returncode
+                # What is already in the pipes is still read; a child holding them open is not waited for.
+                await asyncio.wait(readers, timeout=0.05)
+                for reader in readers:
+                    reader.cancel()
+        finally:
+            for reader in readers:
+                reader.cancel()
+        handle.end = _status(returncode)
+        await handle.publish(handle.end)
+        handle.subscribers.clear()
+        handle.ended.set()
+        self.processes.pop(handle.pid, None)
+        self._ended.append(handle)
+
+    def find(self, pid: int | None, tag: str | None) -> SandboxProcess:
+        """The running (or just ended) process with `pid` or `tag`; `SandboxError('not_found')` otherwise."""
+        for handle in (*self.processes.values(), *reversed(self._ended)):
+            if (pid is not None and handle.pid == pid) or (tag is not None and handle.tag == tag):
+                return handle
+        raise SandboxError(
+            'not_found', f'process with {"pid " + str(pid) if pid is not None else "tag " + str(tag)} not found'
+        )
+
+    def signal(self, handle: SandboxProcess, signum: int) -> None:
+        """Send `signum` to the process's group (bwrap's namespace ends with it)."""
+        if handle.end is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(handle.pid, signum)
+
+    async def kill(self) -> None:
+        """End every process the sandbox started and remove its files; the sandbox is then gone."""
+        self.killed = True
+        for handle in list(self.processes.values()):
+            for queue in list(handle.subscribers):
+                while queue.full():
+                    queue.get_nowait()
+                queue.put_nowait(GONE)
+            handle.subscribers.clear()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(handle.pid, signal.SIGKILL)
+        for holder, init in self._holders.values():
+            # Killing a PID namespace's init (the sleeper's parent) kills every process in it.
+            with contextlib.suppress(OSError, ValueError):
+                parent = int(Path(f'/proc/{init}/stat').read_text().rpartition(')')[2].split()[1])
+                os.kill(parent, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(init, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                holder.kill()
+        for holder, _ in self._holders.values():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(holder.wait(), 10)
+        for handle in list(self.processes.values()):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(handle.process.wait(), 10)
+        self._sweep()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.to_thread(_remove_tree, self.state_dir)
+
+    def _sweep(self) -> None:
+        """Kill any process still working in the sandbox's root (one that left its process group, unconfined)."""
+        root = str(self.root)
+        for entry in os.scandir('/proc'):
+            if not entry.name.isdigit():
+                continue
+            try:
+                cwd = os.readlink(f'/proc/{entry.name}/cwd')
+            except OSError:
+                continue
+            if cwd == root or cwd.startswith(root + '/'):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(int(entry.name), signal.SIGKILL)
+
+
+async def _first_child(pid: int, name: str) -> int | None:
+    """The pid of the first child of `pid` whose command name is `name`, waited for up to 10 s."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            children = Path(f'/proc/{pid}/task/{pid}/children').read_text().split()
+            for child in children:
+                if Path(f'/proc/{child}/comm').read_text().strip() == name:
+                    return int(child)
+        await asyncio.sleep(0.005)
+    return None
+
+
+def _read_all(fd: int) -> bytes:
+    """Everything readable from `fd` until end of file; the fd is closed."""
+    chunks = []
+    try:
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b''.join(chunks)
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove `path` even where a sandbox left directories without write or search permission."""
+
+    def grant(function: object, name: str, _: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(name), 0o700)
+            os.chmod(name, 0o700)
+        if os.path.isdir(name) and not os.path.islink(name):
+            shutil.rmtree(name, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+
+    if path.exists():
+        shutil.rmtree(path, onerror=grant)
+
+
+def user_from_authorization(value: str | None) -> str:
+    """The user an envd request acts as: Basic auth `name:` (E2B's way), else the template's default, `user`."""
+    import base64
+    import binascii
+
+    if not value:
+        return 'user'
+    scheme, _, token = value.partition(' ')
+    if scheme.lower() != 'basic':
+        raise SandboxError('invalid_argument', 'the Authorization header is not Basic')
+    try:
+        name = base64.b64decode(token, validate=True).decode().partition(':')[0]
+    except (binascii.Error, UnicodeDecodeError) as error:
+        raise SandboxError('invalid_argument', 'the Authorization header does not decode') from error
+    return check_user(name or 'user')
+
+
+def check_user(name: str) -> str:
+    """`name` if the sandbox has that user; `SandboxError('invalid_argument')` otherwise."""
+    if name not in USERS:
+        raise SandboxError(
+            'invalid_argument', f"user {name!r} does not exist in the sandbox (it has 'root' and 'user')"
+        )
+    return name
