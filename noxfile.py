@@ -47,6 +47,9 @@ COMPAT_TESTS = [
 
 
 DROP = BYPASS_CAPABILITIES
+TARGETS_ONLY = ('--ignore', 'tests/real_targets', '--ignore', 'tests/test_serve_e2b.py')
+"""Left to `targets`: the real services, and `serve e2b` under the real SDK, which `[dev]` installs too but
+`targets` runs (COMPAT_TESTS) beside the harness's E2BSandbox; the tiers would run it a second time."""
 
 
 XDIST = ('-n', '2', '--dist', 'loadgroup')
@@ -98,19 +101,19 @@ def lint(session: nox.Session) -> None:
 @nox.session(venv_backend='none')
 def tests(session: nox.Session) -> None:
     """Both tiers, fast and slow, on the newest pydantic-ai, in three xdist workers (what CI runs)."""
-    pytest(session, *WIDE_XDIST, *DURATIONS, '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
+    pytest(session, *WIDE_XDIST, *DURATIONS, *TARGETS_ONLY, *session.posargs, python=newest(session))
 
 
 @nox.session(venv_backend='none')
 def fast(session: nox.Session) -> None:
     """The inner loop: the `fast` tier on the newest pydantic-ai, in two xdist workers (under 3 minutes)."""
-    pytest(session, *XDIST, '-m', 'fast', '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
+    pytest(session, *XDIST, '-m', 'fast', *TARGETS_ONLY, *session.posargs, python=newest(session))
 
 
 @nox.session(venv_backend='none')
 def slow(session: nox.Session) -> None:
     """The `slow` tier: whole-suite runs, the mutant gate, the hostile gallery, the parity corpus, the browser."""
-    pytest(session, *WIDE_XDIST, '-m', 'slow', '--ignore', 'tests/real_targets', *session.posargs, python=newest(session))
+    pytest(session, *WIDE_XDIST, '-m', 'slow', *TARGETS_ONLY, *session.posargs, python=newest(session))
 
 
 @nox.session

@@ -235,7 +235,8 @@ def test_an_interrupted_docker_certification_removes_its_containers(tmp_path: Pa
     temporary = tmp_path / 'tmp'
     temporary.mkdir()
     output = tmp_path / 'report'
-    command = [sys.executable, '-m', 'workspace_conformance', 'certify', 'docker']
+    # -X faulthandler: a run that does not end after Ctrl-C is sent SIGABRT, whose dump of every thread shows where.
+    command = [sys.executable, '-X', 'faulthandler', '-m', 'workspace_conformance', 'certify', 'docker']
     command += ['--image', _service('WC_DOCKER_IMAGE'), '--anyio-backend', 'asyncio', '--report', str(output)]
     process = subprocess.Popen(
         command,
@@ -251,7 +252,12 @@ def test_an_interrupted_docker_certification_removes_its_containers(tmp_path: Pa
             time.sleep(0.2)
         assert _containers(), 'the run created no container within 120 s'
         process.send_signal(signal.SIGINT)
-        output_text, _ = process.communicate(timeout=60)
+        try:
+            output_text, _ = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)
+            dumped, _ = process.communicate(timeout=30)
+            pytest.fail(f'the run did not end within 60 s of Ctrl-C; its threads then:\n{dumped[-12000:]}')
     finally:
         if process.poll() is None:
             process.kill()
