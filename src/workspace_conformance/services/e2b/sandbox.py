@@ -649,9 +649,11 @@ def _remove_tree(path: Path) -> None:
     """Remove `path` even where a sandbox left directories without write or search permission."""
 
     def grant(function: object, name: str, _: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(name), 0o700)
-            os.chmod(name, 0o700)
+        # Never through a link: chmod follows one, and a sandbox's link may name any host file.
+        for path in (os.path.dirname(name), name):
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)
         if os.path.isdir(name) and not os.path.islink(name):
             shutil.rmtree(name, ignore_errors=True)
         else:
