@@ -16,7 +16,6 @@ import pytest
 
 from .._frames import backend_frames, leaf, machinery_hidden, traceback_of
 from ..loop_ties import loop_tie, tie_hint
-from ..runtime.interrupts import ctrl_c_between_callbacks
 from ..runtime.watchdog import GRACE, Hang
 from ._concurrency import (
     ACCOUNTING,
@@ -198,15 +197,14 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
         given = dict(kwargs)
         fixtures: dict[str, Any] = {name: kwargs.pop(name) if name in hidden else kwargs.get(name) for name in read}
         request: pytest.FixtureRequest = fixtures['request']
-        with ctrl_c_between_callbacks():
-            if not in_batch():
-                ahead = await _ran_ahead(request, given)
-                if ahead is not None:
-                    request.node.stash[ACCOUNTING] = dict(ahead.accounting)
-                    if ahead.raised is not None:
-                        raise ahead.raised
-                    return
-            await _check(rule, function, args, kwargs, fixtures, subject)
+        if not in_batch():
+            ahead = await _ran_ahead(request, given)
+            if ahead is not None:
+                request.node.stash[ACCOUNTING] = dict(ahead.accounting)
+                if ahead.raised is not None:
+                    raise ahead.raised
+                return
+        await _check(rule, function, args, kwargs, fixtures, subject)
 
     run_rule.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     return run_rule

@@ -31,7 +31,6 @@ __all__ = (
     'HandledInterruptFilter',
     'SignalsStopTheRun',
     'cleaning_up',
-    'ctrl_c_between_callbacks',
     'signals_stop_the_run',
     'stopped_by',
     'terminated_status',
@@ -168,45 +167,6 @@ def _interrupt_between_callbacks(loop: asyncio.AbstractEventLoop, signum: int) -
 
     loop.call_soon_threadsafe(interrupt)
     threading.Thread(target=fallback, name='workspace-conformance-interrupt', daemon=True).start()
-
-
-def _ctrl_c(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C while a rule runs on asyncio: the first stops the run between two loop callbacks, as SIGTERM does."""
-    if _STOP.deliver_now:
-        _STOP.deliver_now = False
-        raise KeyboardInterrupt
-    loop = _running_asyncio_loop()
-    if loop is None:  # outside the loop (a handler left behind): Python's own
-        signal.default_int_handler(signum, frame)
-        return
-    if _STOP.stopping:
-        _exit_now(signum, frame)
-    _STOP.record(signum)
-    _interrupt_between_callbacks(loop, signum)
-
-
-@contextlib.contextmanager
-def ctrl_c_between_callbacks() -> Iterator[None]:
-    """While a rule runs on asyncio in the main thread, Ctrl-C reaches it between two loop callbacks, never inside one.
-
-    Python's own handler raises `KeyboardInterrupt` at whatever bytecode the signal lands on: inside a task step it can
-    be taken for a rule's failure, and inside a worker thread's result delivery it leaves that thread waiting forever
-    (a `certify docker` stopped by Ctrl-C while its model-based rule ran never ended). Trio has its own safe handler,
-    which it installs only where Python's is in place, so the handler is swapped only for the rule and only on asyncio.
-    """
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or _running_asyncio_loop() is None
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        yield
-        return
-    signal.signal(signal.SIGINT, _ctrl_c)
-    try:
-        yield
-    finally:
-        if signal.getsignal(signal.SIGINT) is _ctrl_c:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class _Installed:
