@@ -10,7 +10,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from workspace_conformance.authoring import calling, owning, watching_host
 from workspace_conformance.runtime import host_audit
-from workspace_conformance.tools._support import Seeds, derive_arguments, needs_commands, path_parameter
+from workspace_conformance.tools._support import Seeds, _tree, derive_arguments, needs_commands, path_parameter
 
 
 def test_a_tools_stray_write_is_refused_and_recorded_and_reads_are_recorded(tmp_path: Path) -> None:
@@ -85,3 +85,21 @@ def test_arguments_are_derived_from_the_schema() -> None:
     assert derive_arguments(shell, seeds, huge='huge.txt') == {'command': 'cat huge.txt'}
     assert needs_commands(shell) and not needs_commands(read)
     assert path_parameter(read) == 'path' and path_parameter(listing) is None
+
+
+def test_the_workspace_snapshot_leaves_out_a_file_that_goes_while_it_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A background job the tool started renames its status file as it ends, between the walk and the read: the
+    # snapshot must not raise in the tool's place (the harness Shell's stop_command was blamed for it in CI).
+    (tmp_path / 'kept').write_bytes(b'kept')
+    (tmp_path / 'status.tmp').write_bytes(b'{}')
+    read = Path.read_bytes
+
+    def renamed_first(self: Path) -> bytes:
+        if self.name == 'status.tmp':
+            self.rename(self.with_name('status.json'))
+        return read(self)
+
+    monkeypatch.setattr(Path, 'read_bytes', renamed_first)
+    assert sorted(_tree(tmp_path)) == ['kept']

@@ -311,21 +311,31 @@ class Recorded:
 
 
 def _tree(root: Path) -> dict[str, str]:
-    """Each entry under `root` (not following symlinks): its kind, size and a digest of its bytes."""
+    """Each entry under `root` (not following symlinks): its kind, size and a digest of its bytes.
+
+    An entry that goes between the listing and the look is left out: a command the tool started may still be writing
+    in the workspace (the harness's Shell renames a background job's `status.tmp` as it ends), and the snapshot must
+    not raise in the tool's place.
+    """
     found: dict[str, str] = {}
     with owning():
         for directory, names, files in os.walk(root):
             for name in [*names, *files]:
                 path = Path(directory) / name
-                relative = str(path.relative_to(root))
-                if path.is_symlink():
-                    found[relative] = f'link:{os.readlink(path)}'
-                elif path.is_dir():
-                    found[relative] = 'dir'
-                else:
-                    data = path.read_bytes()
-                    found[relative] = f'file:{len(data)}:{hash(data)}'
+                try:
+                    found[str(path.relative_to(root))] = _entry(path)
+                except FileNotFoundError:
+                    continue
     return found
+
+
+def _entry(path: Path) -> str:
+    if path.is_symlink():
+        return f'link:{os.readlink(path)}'
+    if path.is_dir():
+        return 'dir'
+    data = path.read_bytes()
+    return f'file:{len(data)}:{hash(data)}'
 
 
 async def _memory_tree(workspace: Workspace) -> dict[str, str]:
