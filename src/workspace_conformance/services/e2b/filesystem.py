@@ -23,7 +23,7 @@ from e2b.envd.filesystem import filesystem_pb as pb
 from e2b.envd.filesystem.filesystem_connect import Filesystem, FilesystemASGIApplication
 from protobuf.wkt.google.protobuf.timestamp_pb import Timestamp
 
-from .process import connect_error
+from .process import answered_as_connect_errors
 from .sandbox import Sandbox, SandboxError, user_from_authorization
 
 __all__ = ('FilesystemService', 'entry_info', 'filesystem_app')
@@ -134,26 +134,22 @@ class FilesystemService(Filesystem):
 
     def _context(self, ctx: RequestContext[object, object]) -> tuple[Sandbox, str]:
         sandbox = self._lookup(ctx)
-        try:
+        with answered_as_connect_errors():
             return sandbox, user_from_authorization(ctx.request_headers.get('authorization'))
-        except SandboxError as error:
-            raise connect_error(error) from None
 
     async def stat(self, request: pb.StatRequest, ctx: RequestContext[object, object], /) -> pb.StatResponse:  # type: ignore[override]
         """The entry at the path itself (a symlink is not followed)."""
         sandbox, user = self._context(ctx)
-        try:
+        with answered_as_connect_errors():
             host, path = sandbox.resolve(request.path, user, follow=False)
             entry = entry_info(sandbox, host, path, user)
-        except SandboxError as error:
-            raise connect_error(error) from None
         return pb.StatResponse(entry=entry)
 
     async def list_dir(self, request: pb.ListDirRequest, ctx: RequestContext[object, object], /) -> pb.ListDirResponse:  # type: ignore[override]
         """The directory's entries down to `depth` (1 when 0), paths under the requested path."""
         sandbox, user = self._context(ctx)
         depth = request.depth or 1
-        try:
+        with answered_as_connect_errors():
             host, _ = sandbox.resolve(request.path, user)
             if not os.path.lexists(host):
                 raise SandboxError('not_found', f'directory not found: {request.path}')
@@ -162,14 +158,12 @@ class FilesystemService(Filesystem):
             sandbox.check_access(host, user, os.R_OK | os.X_OK)
             _, requested = sandbox.resolve(request.path, user, follow=False)
             entries = await asyncio.to_thread(_walk, sandbox, host, requested, user, depth)
-        except SandboxError as error:
-            raise connect_error(error) from None
         return pb.ListDirResponse(entries=entries)
 
     async def make_dir(self, request: pb.MakeDirRequest, ctx: RequestContext[object, object], /) -> pb.MakeDirResponse:  # type: ignore[override]
         """Create the directory and its parents; ALREADY_EXISTS when it is there."""
         sandbox, user = self._context(ctx)
-        try:
+        with answered_as_connect_errors():
             host, path = sandbox.resolve(request.path, user)
             if host.is_dir():
                 raise SandboxError('already_exists', f'directory already exists: {path}')
@@ -185,33 +179,30 @@ class FilesystemService(Filesystem):
             except OSError as error:
                 raise SandboxError('internal', f'error creating directory: {error}') from None
             entry = entry_info(sandbox, host, path, user)
-        except SandboxError as error:
-            raise connect_error(error) from None
         return pb.MakeDirResponse(entry=entry)
 
     async def remove(self, request: pb.RemoveRequest, ctx: RequestContext[object, object], /) -> pb.RemoveResponse:  # type: ignore[override]
         """Remove the file or directory tree; a missing path is not an error."""
         sandbox, user = self._context(ctx)
-        try:
+        with answered_as_connect_errors():
             host, _ = sandbox.resolve(request.path, user, follow=False)
             if host == sandbox.root:
                 raise SandboxError('invalid_argument', 'refusing to remove /')
             sandbox.writable(host)
             sandbox.check_access(host.parent, user, os.W_OK)
-            if os.path.isdir(host) and not os.path.islink(host):
-                await asyncio.to_thread(shutil.rmtree, host)
-            elif os.path.lexists(host):
-                os.unlink(host)
-        except SandboxError as error:
-            raise connect_error(error) from None
-        except OSError as error:
-            raise ConnectError(Code.INTERNAL, f'error removing file or directory: {error}') from None
+            try:
+                if os.path.isdir(host) and not os.path.islink(host):
+                    await asyncio.to_thread(shutil.rmtree, host)
+                elif os.path.lexists(host):
+                    os.unlink(host)
+            except OSError as error:
+                raise ConnectError(Code.INTERNAL, f'error removing file or directory: {error}') from None
         return pb.RemoveResponse()
 
     async def move(self, request: pb.MoveRequest, ctx: RequestContext[object, object], /) -> pb.MoveResponse:  # type: ignore[override]
         """Rename source to destination, creating the destination's parents."""
         sandbox, user = self._context(ctx)
-        try:
+        with answered_as_connect_errors():
             source, _ = sandbox.resolve(request.source, user, follow=False)
             destination, path = sandbox.resolve(request.destination, user, follow=False)
             if not os.path.lexists(source):
@@ -225,8 +216,6 @@ class FilesystemService(Filesystem):
             except OSError as error:
                 raise SandboxError('internal', f'error renaming: {error}') from None
             entry = entry_info(sandbox, destination, path, user)
-        except SandboxError as error:
-            raise connect_error(error) from None
         return pb.MoveResponse(entry=entry)
 
 

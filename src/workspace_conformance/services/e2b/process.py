@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Literal
 
 from connectrpc.code import Code
@@ -21,7 +21,7 @@ from protobuf import Oneof
 
 from .sandbox import Event, Gone, ProcessEnd, Sandbox, SandboxError, SandboxProcess, user_from_authorization
 
-__all__ = ('ProcessService', 'process_app')
+__all__ = ('ProcessService', 'answered_as_connect_errors', 'connect_error', 'process_app')
 
 KEEPALIVE_SECONDS = 30.0
 """How often an idle output stream carries a keepalive event, as envd's do."""
@@ -38,6 +38,15 @@ def connect_error(error: SandboxError) -> ConnectError:
     except ValueError:
         code = Code.INTERNAL
     return ConnectError(code, error.message)
+
+
+@contextlib.contextmanager
+def answered_as_connect_errors() -> Iterator[None]:
+    """Inside, a `SandboxError` leaves as the Connect error envd answers for it (`connect_error`)."""
+    try:
+        yield
+    except SandboxError as error:
+        raise connect_error(error) from None
 
 
 def _start(pid: int) -> pb.ProcessEvent:
@@ -129,7 +138,7 @@ class ProcessService:
             raise ConnectError(Code.INVALID_ARGUMENT, 'process.cmd is required')
         if request.pty is not None:
             raise ConnectError(Code.UNIMPLEMENTED, 'PTY processes are not emulated by workspace-conformance')
-        try:
+        with answered_as_connect_errors():
             user = user_from_authorization(ctx.request_headers.get('authorization'))
             handle, queue = await sandbox.start(
                 cmd=config.cmd,
@@ -140,8 +149,6 @@ class ProcessService:
                 tag=request.tag,
                 stdin=bool(request.stdin),
             )
-        except SandboxError as error:
-            raise connect_error(error) from None
         async for event in _stream(handle, queue):
             yield pb.StartResponse(event=event)
 
@@ -150,10 +157,8 @@ class ProcessService:
     ) -> AsyncIterator[pb.ConnectResponse]:
         """Stream a running process's events from now on (its end, if it just ended)."""
         sandbox = self._sandbox(ctx)
-        try:
+        with answered_as_connect_errors():
             handle = _select(sandbox, request.process)
-        except SandboxError as error:
-            raise connect_error(error) from None
         async for event in _stream(handle, handle.subscribe()):
             yield pb.ConnectResponse(event=event)
 
@@ -167,7 +172,7 @@ class ProcessService:
         """Write a stream of input to the process its first event selects."""
         sandbox = self._sandbox(ctx)
         handle: SandboxProcess | None = None
-        try:
+        with answered_as_connect_errors():
             async for message in request:
                 chosen = message.event
                 if chosen is None or chosen.field == 'keepalive':
@@ -178,18 +183,14 @@ class ProcessService:
                     raise SandboxError('invalid_argument', 'input before the start event')
                 else:
                     await _write(handle, chosen.value.input)
-        except SandboxError as error:
-            raise connect_error(error) from None
         return pb.StreamInputResponse()
 
     async def send_input(
         self, request: pb.SendInputRequest, ctx: RequestContext[object, object], /
     ) -> pb.SendInputResponse:
         """Write bytes to the selected process's stdin."""
-        try:
+        with answered_as_connect_errors():
             await _write(_select(self._sandbox(ctx), request.process), request.input)
-        except SandboxError as error:
-            raise connect_error(error) from None
         return pb.SendInputResponse()
 
     async def send_signal(
@@ -197,10 +198,8 @@ class ProcessService:
     ) -> pb.SendSignalResponse:
         """Send SIGTERM or SIGKILL to the selected process (its whole process group)."""
         sandbox = self._sandbox(ctx)
-        try:
+        with answered_as_connect_errors():
             handle = _select(sandbox, request.process)
-        except SandboxError as error:
-            raise connect_error(error) from None
         signum = _SIGNALS.get(request.signal)
         if signum is None:
             raise ConnectError(Code.INVALID_ARGUMENT, f'unsupported signal {request.signal!r}')
@@ -211,10 +210,8 @@ class ProcessService:
         self, request: pb.CloseStdinRequest, ctx: RequestContext[object, object], /
     ) -> pb.CloseStdinResponse:
         """Close the selected process's stdin (EOF)."""
-        try:
+        with answered_as_connect_errors():
             handle = _select(self._sandbox(ctx), request.process)
-        except SandboxError as error:
-            raise connect_error(error) from None
         stdin = handle.process.stdin
         if stdin is None:
             raise ConnectError(Code.FAILED_PRECONDITION, 'the process was started without stdin')
