@@ -154,7 +154,8 @@ def targets(session: nox.Session) -> None:
         if starting.wait() != 0:
             session.error('ci/services/up.sh failed: the real targets cannot run (its output is above)')
         session.env.update(_exported(os.path.join(services, 'env')))
-        real = ('tests/real_targets', *XDIST, *DURATIONS, '-p', 'no:randomly')
+        # -v: one line per certification as it ends, so the log shows which ran last (CI's tail).
+        real = ('tests/real_targets', *XDIST, *DURATIONS, '-v', '-p', 'no:randomly')
         session.run('python', '-m', 'pytest', *real, *session.posargs)
     finally:
         if starting is not None and starting.poll() is None:  # interrupted while the services were starting

@@ -188,6 +188,32 @@ def test_a_real_target_is_certified_or_partial_with_every_gap_explained(run: str
     assert _leftovers(target, tmp_path) == [], done.stderr[-2000:]
 
 
+# Here, right after the real targets, not last: the run spends much of its time waiting (hang guards at time scale 3,
+# sandboxes starting), so started last it left both CI workers idle for over a minute at the end (ci6: 70 s at 2%
+# busy); the short in-process runs below fill the end instead.
+def test_e2b_local_certifies_the_harness_e2b_sandbox_through_the_real_sdk_and_leaves_nothing(tmp_path: Path) -> None:
+    """The target starts `serve e2b` itself (bwrap, which CI installs, confines its sandboxes) and stops it after.
+
+    The harness's E2BSandbox capability is certified beside its backend (`--capability`). Both verdicts are `not
+    certified`: core rules fail as they fail on E2B, each a strict expected failure or a declared limit with its
+    reason (docs/e2b-local.md). What must hold is that every rule ran and is a pass or a reasoned gap, that the
+    report names the emulation, and that no sandbox process or file outlives the run.
+    """
+    # Hang guards three times as long, as for the other real targets: on a loaded CI machine (load 20 on 2 cores
+    # was seen) the 10 s bound of a_redirected_background_job_does_not_delay_run once ran out.
+    arguments = ['--capability', '--conformance-profile', 'ci', '--conformance-time-scale', '3']
+    done = _certify('e2b-local', arguments, tmp_path)
+    report = load_report(REPORTS / 'e2b-local' / 'report.json')
+    assert report.complete, done.stdout[-4000:]
+    assert report.suites[0].anyio_backends == ['asyncio']
+    assert len(report.suites) == 2, [suite.subject for suite in report.suites]  # the backend's, the capability's
+    for summary in (summary for suite in report.suites for summary in suite.rules):
+        assert summary.status in ('passed', 'gap', 'not-applicable'), f'{summary.rule_id}: {summary.detail}'
+    assert 'E2B (emulated: workspace-conformance serve e2b)' in (REPORTS / 'e2b-local' / 'report.md').read_text()
+    assert _leftovers('e2b-local', tmp_path) == [], done.stderr[-2000:]
+    assert _processes_mentioning('e2b-local-') == []
+
+
 @pytest.mark.parametrize(
     ('target', 'credential'),
     [('e2b', 'E2B_API_KEY'), ('modal', 'MODAL_TOKEN_ID'), ('daytona', 'DAYTONA_API_KEY'), ('sprites', 'SPRITE_TOKEN')],
@@ -297,26 +323,3 @@ def test_an_in_process_target_joins_the_matrix(target: str, verdict: str, tmp_pa
     report = load_report(REPORTS / target / 'report.json')
     assert report.complete and report.verdict == verdict, done.stdout[-4000:]
     assert _leftovers(target, tmp_path) == [], done.stderr[-2000:]
-
-
-def test_e2b_local_certifies_the_harness_e2b_sandbox_through_the_real_sdk_and_leaves_nothing(tmp_path: Path) -> None:
-    """The target starts `serve e2b` itself (bwrap, which CI installs, confines its sandboxes) and stops it after.
-
-    The harness's E2BSandbox capability is certified beside its backend (`--capability`). Both verdicts are `not
-    certified`: core rules fail as they fail on E2B, each a strict expected failure or a declared limit with its
-    reason (docs/e2b-local.md). What must hold is that every rule ran and is a pass or a reasoned gap, that the
-    report names the emulation, and that no sandbox process or file outlives the run.
-    """
-    # Hang guards three times as long, as for the other real targets: on a loaded CI machine (load 20 on 2 cores
-    # was seen) the 10 s bound of a_redirected_background_job_does_not_delay_run once ran out.
-    arguments = ['--capability', '--conformance-profile', 'ci', '--conformance-time-scale', '3']
-    done = _certify('e2b-local', arguments, tmp_path)
-    report = load_report(REPORTS / 'e2b-local' / 'report.json')
-    assert report.complete, done.stdout[-4000:]
-    assert report.suites[0].anyio_backends == ['asyncio']
-    assert len(report.suites) == 2, [suite.subject for suite in report.suites]  # the backend's, the capability's
-    for summary in (summary for suite in report.suites for summary in suite.rules):
-        assert summary.status in ('passed', 'gap', 'not-applicable'), f'{summary.rule_id}: {summary.detail}'
-    assert 'E2B (emulated: workspace-conformance serve e2b)' in (REPORTS / 'e2b-local' / 'report.md').read_text()
-    assert _leftovers('e2b-local', tmp_path) == [], done.stderr[-2000:]
-    assert _processes_mentioning('e2b-local-') == []
