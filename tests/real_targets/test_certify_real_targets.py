@@ -21,6 +21,7 @@ import pytest
 
 from workspace_conformance.reports.model import Report
 from workspace_conformance.reports.verify import load_report
+from workspace_conformance.targets._engine import engine_for
 from workspace_conformance.targets.docker import RUN_LABEL
 from workspace_conformance.targets.listing import NOT_RUN_FILE
 from workspace_conformance.targets.microvm import boot_record_path
@@ -295,7 +296,7 @@ def test_an_interrupted_docker_certification_removes_its_containers(tmp_path: Pa
             process.wait()
         left = _containers()
         if left:  # the runs after this one on the same engine check that none is left: this failure stays here
-            subprocess.run(['docker', 'rm', '--force', *left], capture_output=True, check=False)
+            engine_for('docker').remove(left)
     assert process.returncode != 0, output_text[-3000:]
     assert (output / 'report.json').exists(), f'an interrupted run wrote no report:\n{output_text[-3000:]}'
     assert not load_report(output / 'report.json').complete, output_text[-2000:]
@@ -304,13 +305,10 @@ def test_an_interrupted_docker_certification_removes_its_containers(tmp_path: Pa
 
 
 def _containers(engine: str = 'docker') -> list[str]:
-    listed = subprocess.run(
-        [engine, 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}'],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return listed.stdout.split()
+    """The containers any run labelled (the targets' cleanup finds its own the same way: targets/_engine.py)."""
+    listed, why = engine_for(engine).labelled(RUN_LABEL)
+    assert why is None, f'{engine} did not list its containers: {why}'
+    return listed
 
 
 @pytest.mark.parametrize(

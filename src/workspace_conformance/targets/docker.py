@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, WorkspaceRef
 
-from ._probe import first_line, missing_module, missing_program, probe
+from ._engine import Engine, engine_for
+from ._probe import missing_module, missing_program
 from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
 
 __all__ = ('DOCKER', 'PODMAN', 'RUN_LABEL')
@@ -83,24 +83,27 @@ def _missing(executable: str, package: str, options: Mapping[str, str]) -> str |
     absent = missing_module('pydantic_ai_harness', '"workspace-conformance[harness]"') or missing_program(
         executable, package
     )
+    if executable == 'docker':
+        absent = absent or missing_module('docker', '"workspace-conformance[harness]"')
     if absent:
         return absent
     if 'image' not in options:
         return f'no image: pass --image IMAGE (an image present in the local {executable} store)'
-    answers, why = probe([executable, 'info'])
-    if not answers:
+    engine = engine_for(executable)
+    why = engine.unanswered()
+    if why is not None:
         return f'the {executable} engine does not answer: {why}'
     if 'runtime' in options:
-        absent = _missing_runtime(executable, options['runtime'])
+        absent = _missing_runtime(executable, engine, options['runtime'])
         if absent:
             return absent
-    present, why = probe([executable, 'image', 'inspect', '--format', '{{.Id}}', options['image']])
-    if not present:
+    why = engine.missing_image(options['image'])
+    if why is not None:
         return f'image {options["image"]!r} is not in the local {executable} store: {why}'
     return None
 
 
-def _missing_runtime(executable: str, runtime: str) -> str | None:
+def _missing_runtime(executable: str, engine: Engine, runtime: str) -> str | None:
     """`None` when the engine can run containers with the OCI runtime `runtime`, else a line saying what to do."""
     if executable == 'podman':
         # Podman resolves a runtime name through containers.conf's search paths, which list the usual
@@ -108,22 +111,13 @@ def _missing_runtime(executable: str, runtime: str) -> str | None:
         if shutil.which(runtime) is None and not Path(runtime).is_absolute():
             return f'no OCI runtime {runtime!r} on PATH for podman: install it or pass its absolute path'
         return None
-    try:
-        listed = subprocess.run(
-            [executable, 'info', '--format', '{{range $name, $_ := .Runtimes}}{{$name}} {{end}}'],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f'the {executable} engine did not list its runtimes: {error}'
-    names = listed.stdout.split()
-    if listed.returncode != 0 or runtime not in names:
-        has = ', '.join(names) or first_line(listed.stderr) or 'none'
+    names, why = engine.runtimes()
+    if why is not None:
+        return f'the {executable} engine did not list its runtimes: {why}'
+    if runtime not in names:
         return (
-            f"the {executable} engine has no runtime {runtime!r} (it has: {has}): register it in the daemon's "
-            '"runtimes" (ci/services/docker.sh registers runsc) or pass another --runtime'
+            f'the {executable} engine has no runtime {runtime!r} (it has: {", ".join(names) or "none"}): register '
+            'it in the daemon\'s "runtimes" (ci/services/docker.sh registers runsc) or pass another --runtime'
         )
     return None
 
@@ -131,34 +125,18 @@ def _missing_runtime(executable: str, runtime: str) -> str | None:
 def _remove_labelled(executable: str, run_id: str, *, tries: int = 5) -> None:
     """Remove every container labelled with this run; raises TargetError naming those still listed after `tries`.
 
-    `rm --force` can fail while a removal the run started is still in progress ("removal already in progress"), so
+    A forced removal can fail while one the run started is still in progress ("removal already in progress"), so
     the listing is taken again, a second apart, until it is empty.
     """
+    engine = engine_for(executable)
     said = ''
     for attempt in range(tries):
-        listed = subprocess.run(
-            [executable, 'ps', '--all', '--quiet', '--filter', f'label={RUN_LABEL}={run_id}'],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        if listed.returncode != 0:
-            said = first_line(listed.stderr) or f'exit {listed.returncode}'
-            if shutil.which(executable) is None:  # a missing engine made nothing to remove
-                return
-        names = listed.stdout.split()
-        if listed.returncode == 0 and not names:
+        names, why = engine.labelled(f'{RUN_LABEL}={run_id}')
+        said = why or said
+        if why is None and not names:
             return
         if names:
-            removed = subprocess.run(
-                [executable, 'rm', '--force', '--volumes', *names],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
-            said = first_line(removed.stderr) or said
+            said = engine.remove(names) or said
         if attempt < tries - 1:
             time.sleep(1)
     raise TargetError(f'{executable}: containers of run {run_id} were still listed after {tries} removals: {said}')
