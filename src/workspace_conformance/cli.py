@@ -22,6 +22,7 @@ import pytest
 from ._version import __version__
 from .capability import capability_rules
 from .catalog_format import FORMATS, render_suites
+from .isolation import isolation_rules
 from .options import concurrency, keyword_problem, max_duration, output_directory_problem, time_scale, workers
 from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
@@ -214,7 +215,10 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser('rules', help='print the rule catalogs of the backend, capability and tool suites')
     listing.add_argument('--format', choices=FORMATS, default='table')
     listing.add_argument(
-        '--suite', choices=['all', 'backend', 'capability', 'tools'], default='all', help='only the rules of one suite'
+        '--suite',
+        choices=['all', 'backend', 'capability', 'tools', 'isolation'],
+        default='all',
+        help='only the rules of one suite',
     )
 
     report = commands.add_parser('report', help='render a report.json in another format')
@@ -315,11 +319,13 @@ def _main(argv: Sequence[str] | None) -> int:
             'WorkspaceBackendSuite': rules(),
             'WorkspaceCapabilitySuite': capability_rules(),
             'WorkspaceToolSuite': tool_rules(),
+            'WorkspaceIsolationSuite': isolation_rules(),
         }
         wanted = {
             'backend': 'WorkspaceBackendSuite',
             'capability': 'WorkspaceCapabilitySuite',
             'tools': 'WorkspaceToolSuite',
+            'isolation': 'WorkspaceIsolationSuite',
         }.get(args.suite)
         sys.stdout.write(render_suites({k: v for k, v in suites.items() if wanted in (None, k)}, args.format))
         return 0

@@ -12,6 +12,7 @@ from ..vocabulary import Outcome, RuleStatus, Verdict
 
 __all__ = (
     'SCHEMA_VERSION',
+    'IsolationClaims',
     'Outcome',
     'Report',
     'RuleOutcome',
@@ -21,6 +22,7 @@ __all__ = (
     'SuiteReport',
     'Verdict',
     'Waiver',
+    'isolation_of',
     'meets',
     'overall_verdict',
     'summarize',
@@ -145,6 +147,45 @@ class Waiver(BaseModel):
     reason: str
 
 
+class IsolationClaims(BaseModel):
+    """What an isolation suite's backend claims to keep apart from the host, and which of its claims held."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claimed: list[str]
+    held: list[str]
+    """Claims whose every rule passed."""
+    failed: list[str]
+    """Claims with a failed rule: findings."""
+    unchecked: list[str]
+    """Claims neither held nor failed: a rule of theirs is a gap or has no result."""
+
+    @property
+    def summary(self) -> str:
+        """One line: `no isolation claimed`, or the claims held, failed and unchecked."""
+        if not self.claimed:
+            return NO_ISOLATION_CLAIMED
+        parts = [(name, claims) for name, claims in (('held', self.held), ('failed', self.failed)) if claims]
+        parts += [('unchecked', self.unchecked)] if self.unchecked else []
+        return '; '.join(f'{name}: {", ".join(claims)}' for name, claims in parts)
+
+
+NO_ISOLATION_CLAIMED = 'no isolation claimed'
+
+
+def isolation_of(claims: Iterable[str], summaries: Iterable[RuleSummary]) -> IsolationClaims:
+    """Which `claims` held (every rule of the claim's area passed), failed (one failed) or stayed unchecked."""
+    claimed = sorted(claims)
+    statuses: dict[str, set[str]] = {claim: set() for claim in claimed}
+    for summary in summaries:
+        if summary.area in statuses:
+            statuses[summary.area].add(summary.status)
+    failed = [claim for claim in claimed if 'failed' in statuses[claim]]
+    held = [claim for claim in claimed if statuses[claim] == {'passed'}]
+    unchecked = [claim for claim in claimed if claim not in failed and claim not in held]
+    return IsolationClaims(claimed=claimed, held=held, failed=failed, unchecked=unchecked)
+
+
 class SuiteReport(BaseModel):
     """One suite class's run: the backend it checked, its waivers, every outcome, and its verdict."""
 
@@ -160,6 +201,9 @@ class SuiteReport(BaseModel):
     results: list[RuleOutcome]
     rules: list[RuleSummary]
     verdict: Verdict
+    isolation: IsolationClaims | None = None
+    """Of an isolation suite: its claims and which held. A suite that claims nothing is `not certified` (it proves
+    nothing), and leaves the report's verdict to the other suites."""
 
 
 class Report(BaseModel):
@@ -190,7 +234,7 @@ def meets(verdict: Verdict, threshold: Verdict) -> bool:
 
 def overall_verdict(suites: Iterable[SuiteReport], *, complete: bool) -> Verdict:
     """The worst verdict of the suites; `not certified` when incomplete or empty."""
-    verdicts = [suite.verdict for suite in suites]
+    verdicts = [suite.verdict for suite in suites if suite.isolation is None or suite.isolation.claimed]
     if not complete or not verdicts:
         return 'not certified'
     return max(verdicts, key=_RANK.__getitem__)
