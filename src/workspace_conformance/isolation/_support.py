@@ -82,6 +82,11 @@ def _token() -> str:
     return secrets.token_hex(8)
 
 
+def _owned_name(kind: str = '') -> str:
+    """A canary's name: the prefix, the runner's pid (whose leftovers they would be) and a fresh token."""
+    return f'{CANARY_PREFIX}{kind}{os.getpid()}-{_token()}'
+
+
 @dataclass(frozen=True)
 class FileCanary:
     """A file planted on the host, and the secret only it holds."""
@@ -187,12 +192,12 @@ class HostCanaries:
     def temp_file(self) -> FileCanary:
         """A file in the host's temporary directory."""
         self.check_claim()
-        return self._file(Path(tempfile.gettempdir()) / f'{CANARY_PREFIX}{_token()}')
+        return self._file(Path(tempfile.gettempdir()) / _owned_name())
 
     def file_beside(self, directory: Path) -> FileCanary:
         """A file in the parent of the workspace's host directory, next to the workspace."""
         self.check_claim()
-        return self._file(directory.parent / f'{CANARY_PREFIX}beside-{_token()}')
+        return self._file(directory.parent / _owned_name('beside-'))
 
     def process(self, lifetime: float = 300) -> HostProcess:
         """A host process with a marker in its argv, killed and reaped on close (and ending by itself at worst)."""
@@ -240,7 +245,7 @@ class HostCanaries:
     def unix_listener(self) -> Listener:
         """A unix socket listener in the host's temporary directory."""
         self.check_claim()
-        path = Path(tempfile.gettempdir()) / f'{CANARY_PREFIX}{_token()}.sock'
+        path = Path(tempfile.gettempdir()) / f'{_owned_name()}.sock'
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._on_close(lambda: path.unlink(missing_ok=True))
         self._on_close(server.close)
