@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic_ai.workspaces import WorkspaceBackend
 
 from ..authoring import rule, skip
-from ._support import HostCanaries, in_sandbox
+from ._support import HostCanaries, attempts, in_sandbox
 
 __all__ = ('EnvironmentIsolationRules',)
 
@@ -25,7 +25,7 @@ class EnvironmentIsolationRules:
         """A variable of the runner's environment shows in neither a command's `env` nor its `/proc/self/environ`."""
         name, value = host_canaries.variable()
         result = await in_sandbox(backend, _DUMP)
-        tried = [line.removeprefix('tried ') for line in result.stdout.splitlines() if line.startswith('tried ')]
+        tried, _ = attempts(result)
         if not tried:
             skip('environment', 'the sandbox has neither `env` nor a readable /proc/self/environ')
         found = [what for what, text in (('name', name), ('value', value)) if text in result.stdout]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic_ai.workspaces import WorkspaceBackend
 
 from ..authoring import rule, skip
-from ._support import HostCanaries, in_sandbox
+from ._support import HostCanaries, attempts, in_sandbox
 
 __all__ = ('ProcessIsolationRules',)
 
@@ -24,7 +24,7 @@ class ProcessIsolationRules:
         """A host process does not show in the sandbox's `ps` or `/proc/*/cmdline`."""
         canary = host_canaries.process()
         result = await in_sandbox(backend, _LISTING)
-        tried = [line.removeprefix('tried ') for line in result.stdout.splitlines() if line.startswith('tried ')]
+        tried, _ = attempts(result)
         if not tried:
             skip('environment', 'the sandbox has neither `ps` nor a readable /proc to list processes with')
         assert canary.marker not in result.stdout, (
