@@ -13,11 +13,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pydantic_ai.capabilities import LocalWorkspace
 
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets import NAMED_TARGETS, TargetError
 from workspace_conformance.targets._ledger import read_refs
-from workspace_conformance.targets.certification import BuiltBackends
+from workspace_conformance.targets.base import CapabilitySetup, Target
+from workspace_conformance.targets.certification import BuiltBackends, capability_target
 from workspace_conformance.targets.local import LazyLocalBackend
 
 from .runner import QUICK_CERTIFY
@@ -191,3 +193,25 @@ def test_built_backends_records_refs_and_lets_go_once_they_are_known(tmp_path: P
     anyio.run(unused.working_dir)  # an environment made after the last settle is still recorded at the end
     built.finish()
     assert read_refs(tmp_path) == [ref, unused.ref]
+
+
+def test_the_capability_suite_gets_the_capability_waivers_and_never_the_backend_ones(tmp_path: Path) -> None:
+    # A backend rule id among the capability suite's declared limits made every capability rule a config error
+    # (`certify podman --capability`, `certify e2b-local --capability`).
+    setup = CapabilitySetup(capability=LocalWorkspace(tmp_path))
+    target = Target(
+        name='t',
+        description='a target whose backend and capability each declare a limit',
+        backend=lambda _: LazyLocalBackend(tmp_path),
+        capability=lambda _: setup,
+        declared_limits={'large_file_round_trip': 'a backend cap'},
+        expected_failures={'symlink_loop_does_not_break_listing': 'a backend defect'},
+        capability_declared_limits={'get_workspace_builds_without_io': 'a capability cap'},
+        capability_expected_failures={'hostile_ref_ids_are_declined': 'a capability defect'},
+    )
+    assert target.capability is not None
+    own = capability_target(target, target.capability)
+    assert dict(own.declared_limits) == {'get_workspace_builds_without_io': 'a capability cap'}
+    assert dict(own.expected_failures) == {'hostile_ref_ids_are_declined': 'a capability defect'}
+    given = capability_target(target, lambda _: setup)  # a --capability factory: none of the target's waivers
+    assert dict(given.declared_limits) == {} and dict(given.expected_failures) == {}

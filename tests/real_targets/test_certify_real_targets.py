@@ -302,16 +302,19 @@ def test_an_in_process_target_joins_the_matrix(target: str, verdict: str, tmp_pa
 def test_e2b_local_certifies_the_harness_e2b_sandbox_through_the_real_sdk_and_leaves_nothing(tmp_path: Path) -> None:
     """The target starts `serve e2b` itself (bwrap, which CI installs, confines its sandboxes) and stops it after.
 
-    Its verdict is `not certified`: core rules fail as they fail on E2B, each a strict expected failure or a
-    declared limit with its reason (docs/e2b-local.md). What must hold is that every rule ran and is a pass or a
-    reasoned gap, that the report names the emulation, and that no sandbox process or file outlives the run.
+    The harness's E2BSandbox capability is certified beside its backend (`--capability`). Both verdicts are `not
+    certified`: core rules fail as they fail on E2B, each a strict expected failure or a declared limit with its
+    reason (docs/e2b-local.md). What must hold is that every rule ran and is a pass or a reasoned gap, that the
+    report names the emulation, and that no sandbox process or file outlives the run.
     """
     # Hang guards three times as long, as for the other real targets: on a loaded CI machine (load 20 on 2 cores
     # was seen) the 10 s bound of a_redirected_background_job_does_not_delay_run once ran out.
-    done = _certify('e2b-local', ['--conformance-profile', 'ci', '--conformance-time-scale', '3'], tmp_path)
+    arguments = ['--capability', '--conformance-profile', 'ci', '--conformance-time-scale', '3']
+    done = _certify('e2b-local', arguments, tmp_path)
     report = load_report(REPORTS / 'e2b-local' / 'report.json')
     assert report.complete, done.stdout[-4000:]
     assert report.suites[0].anyio_backends == ['asyncio']
+    assert len(report.suites) == 2, [suite.subject for suite in report.suites]  # the backend's, the capability's
     for summary in (summary for suite in report.suites for summary in suite.rules):
         assert summary.status in ('passed', 'gap', 'not-applicable'), f'{summary.rule_id}: {summary.detail}'
     assert 'E2B (emulated: workspace-conformance serve e2b)' in (REPORTS / 'e2b-local' / 'report.md').read_text()

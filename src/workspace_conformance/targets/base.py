@@ -71,6 +71,8 @@ class Target:
     """The capability the backend's users attach to agents, built in each capability rule's scratch directory."""
     capability_expected_failures: Mapping[str, str] = field(default_factory=dict)
     """Capability rule id -> reason for each known failure of `capability`: strict expected failures."""
+    capability_declared_limits: Mapping[str, str] = field(default_factory=dict)
+    """Capability rule id -> reason for each limit `capability` declares (`declared_limits` are backend rules')."""
     cleanup: Callable[[Path], None] | None = None
     """Removes everything a run with this scratch directory created outside it (containers, sandboxes, dirs)."""
     backend_awaits: bool = False

@@ -20,7 +20,7 @@ from ..capability import WorkspaceCapabilitySuite
 from ..suite import WorkspaceBackendSuite
 from ..tools import WorkspaceToolSuite
 from ._ledger import record_ref
-from .base import MakeSymlink, Target, TargetError
+from .base import CapabilitySetup, MakeSymlink, Target, TargetError
 from .capability import CapabilityTarget, capability_suite_for, finish_suite
 from .loading import resolve_capability, resolve_target, resolve_tools
 from .tools import tool_suite_for
@@ -31,6 +31,7 @@ __all__ = (
     'BuiltBackends',
     'CertificationSpec',
     'capability_suite_from_environment',
+    'capability_target',
     'installed_loops',
     'suite_for',
     'suite_from_environment',
@@ -289,14 +290,23 @@ def capability_suite_from_environment() -> type[WorkspaceCapabilitySuite] | None
         return None
     target = _spec_target(spec)
     build = resolve_capability(spec.capability, target)
-    capability_target = CapabilityTarget(
+    return capability_suite_for(capability_target(target, build), name=f'TestCapability[{target.name}]')
+
+
+def capability_target(target: Target, build: Callable[[Path], CapabilitySetup]) -> CapabilityTarget:
+    """What the capability suite certifies beside `target`: `build`, with the waivers of the target's own capability.
+
+    A target's `declared_limits` and `expected_failures` name backend rules; the capability suite gets the
+    `capability_` ones, and only when `build` is the target's own capability (a `--capability` factory has none).
+    """
+    own = build is target.capability
+    return CapabilityTarget(
         name=target.name,
         description=target.description,
         build=build,
-        declared_limits=target.declared_limits,
-        expected_failures=target.capability_expected_failures if build is target.capability else {},
+        declared_limits=target.capability_declared_limits if own else {},
+        expected_failures=target.capability_expected_failures if own else {},
     )
-    return capability_suite_for(capability_target, name=f'TestCapability[{target.name}]')
 
 
 def tool_suite_from_environment() -> type[WorkspaceToolSuite] | None:

@@ -14,7 +14,7 @@ from ._ledger import read_refs
 from ._probe import missing_module
 from .base import NamedTarget, Target, TargetOption
 
-__all__ = ('DAYTONA', 'E2B', 'MODAL', 'SPRITES')
+__all__ = ('DAYTONA', 'E2B', 'MODAL', 'SPRITES', 'hosted_target')
 
 _WORKING_DIR = TargetOption('working-dir', "absolute working directory in the sandbox (default: the provider's)")
 
@@ -30,7 +30,7 @@ def _missing(credentials: tuple[str, ...], sdk: str, extra: str) -> Callable[[Ma
     return missing
 
 
-def _cloud_target(
+def hosted_target(
     name: str,
     description: str,
     build: Callable[[WorkspaceRef | None], WorkspaceBackend],
@@ -89,7 +89,7 @@ def _harness_sandbox(
             backend: WorkspaceBackend = capability.backend(ref) if ref is not None else backend_class(**settings)
             return backend
 
-        return _cloud_target(name, f"pydantic-ai-harness's {sandbox}Backend", build, capability.destroy)
+        return hosted_target(name, f"pydantic-ai-harness's {sandbox}Backend", build, capability.destroy)
 
     return build_target
 

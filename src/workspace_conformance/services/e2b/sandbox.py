@@ -364,21 +364,31 @@ class Sandbox:
         envd runs as root, so mode bits do not stop its file operations. The service may lack root's bypass (not
         root, or root without CAP_DAC_OVERRIDE), so when `operation` is refused and the service owns `host` (every
         sandbox file is the service's on the host), `host` grants its owner `bits` for the operation's length.
+        The mode is changed through a descriptor of the file itself, opened without following a final link and
+        checked to lie in this sandbox's root: a sandbox process that swaps `host` or a directory above it for a
+        link between the check and the change cannot turn it onto a host file.
         """
         try:
             return operation()
         except PermissionError:
             if not self.fidelity.privileged_files:
                 raise
-            info = os.stat(host)
-            if info.st_uid != os.geteuid():
-                raise
-        os.chmod(host, stat.S_IMODE(info.st_mode) | bits)
+        pinned = os.open(host, os.O_PATH | os.O_NOFOLLOW)
         try:
-            return operation()
+            info = os.fstat(pinned)
+            where = Path(os.readlink(f'/proc/self/fd/{pinned}'))
+            root = Path(os.path.realpath(self.root))
+            if stat.S_ISLNK(info.st_mode) or info.st_uid != os.geteuid() or not where.is_relative_to(root):
+                raise PermissionError(f'{host.name}: permission denied')
+            through = f'/proc/self/fd/{pinned}'  # the inode the descriptor holds, whatever the path names now
+            os.chmod(through, stat.S_IMODE(info.st_mode) | bits)
+            try:
+                return operation()
+            finally:
+                with contextlib.suppress(OSError):
+                    os.chmod(through, stat.S_IMODE(info.st_mode))
         finally:
-            with contextlib.suppress(OSError):
-                os.chmod(host, stat.S_IMODE(info.st_mode))
+            os.close(pinned)
 
     # -- processes ----------------------------------------------------------------------------------------------
 
