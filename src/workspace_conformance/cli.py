@@ -40,6 +40,7 @@ from .suite import rules
 from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRunnable, resolve_target, target_statuses
 from .targets.base import Target
 from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
+from .targets.isolation import OWN_CLAIMS, claims_option
 from .targets.listing import render_targets, write_not_run
 from .targets.loading import resolve_capability, resolve_tools
 from .targets.preflight import preflight
@@ -134,6 +135,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar='MODULE:FACTORY',
         help="also run the capability suite: on the named target's own capability (no value; local: LocalWorkspace, "
         'provider: InMemoryProvider.capability()), or on package.module:factory returning an AbstractCapability',
+    )
+    certify.add_argument(
+        '--isolation',
+        nargs='?',
+        const=OWN_CLAIMS,
+        metavar='CLAIMS',
+        help="also run the isolation suite on the target's sandbox, with the claims its provider documents "
+        '(certify says them and their source; docs/isolation.md lists them), or with CLAIMS: none, or a '
+        'comma-separated set of files, processes, environment, network',
     )
     certify.add_argument(
         '--tools',
@@ -570,13 +580,38 @@ def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | 
             problem = output_directory_problem(option, value)
             if problem is not None:
                 return problem
+    if args.isolation is not None:
+        problem = _isolation_problem(args)
+        if problem is not None:
+            return problem
     if args.keyword is not None:
         selectable = (
             *(rules() if args.target is not None or args.tools is None else ()),
             *(capability_rules() if args.capability is not None else ()),
             *(tool_rules() if args.tools is not None else ()),
+            *(isolation_rules() if args.isolation is not None else ()),
         )
         return keyword_problem(args.keyword, (f'test_{rule.id}' for rule in selectable), loops)
+    return None
+
+
+def _say_claims(target: Target) -> None:
+    """One line: the isolation the target claims (`--isolation` checks it) and where its provider documents it."""
+    claims = ', '.join(sorted(target.isolation_claims)) or 'no isolation'
+    _say(f'{target.name} claims {claims}: {target.isolation_source or "its provider documents no isolation"}')
+
+
+def _isolation_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with `--isolation` here: no TARGET beside `--tools`, a target name given as CLAIMS, bad claims."""
+    if args.tools is not None and args.target is None:
+        return "--isolation checks a TARGET's sandbox: name one (certify TARGET --isolation --tools ...)"
+    if args.isolation in NAMED_TARGETS or ':' in args.isolation:
+        given = args.isolation
+        return f'--isolation took {given!r} as its CLAIMS: put TARGET first (certify {given} --isolation)'
+    try:
+        claims_option(args.isolation)
+    except TargetError as error:
+        return str(error)
     return None
 
 
@@ -652,6 +687,7 @@ def _certification_arguments(
         run_id=run_dir.name,
         capability=args.capability,
         tools=args.tools,
+        isolation=args.isolation,
         loops_left_out=left_out,
         awaits=awaits,
     )
@@ -727,6 +763,8 @@ def _run_certification(args: argparse.Namespace, argv: Sequence[str] | None) -> 
     with signals_stop_the_run(), run_directory('workspace-conformance-', while_cleaning=cleaning_up) as run_dir:
         target = resolve(run_id=run_dir.name, check_requirements=False)
         loops = tuple(loop for loop in backends if loop in target.event_loops)
+        if args.isolation == OWN_CLAIMS:
+            _say_claims(target)
         if not loops:
             return _fail(f'target {target.name!r} runs only on {", ".join(target.event_loops)}: pass --anyio-backend')
         environments = run_dir / 'environments'
@@ -809,8 +847,11 @@ def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None,
     # The one verdict: the report's, which also counts whether the run was complete.
     verdict = recorder.report.verdict if recorder.report is not None else 'not certified'
     terminated = terminated_status()
+    suites = recorder.report.suites if recorder.report is not None else []
+    isolation = ''.join(f'; isolation: {suite.isolation.summary}' for suite in suites if suite.isolation is not None)
     sys.stdout.write(
-        f'workspace-conformance: {verdict} ({ran.target if args.tools else args.target or "local"}{stopped})\n'
+        f'workspace-conformance: {verdict} ({ran.target if args.tools else args.target or "local"}{isolation}'
+        f'{stopped})\n'
     )
     if terminated is not None:
         return terminated

@@ -9,7 +9,17 @@ from datetime import UTC, datetime
 
 from .._version import __version__
 from ..suite import pydantic_ai_version
-from .model import Report, RuleOutcome, SuiteReport, Waiver, isolation_of, overall_verdict, summarize, verdict_of
+from .model import (
+    Report,
+    RuleOutcome,
+    SuiteReport,
+    Waiver,
+    isolation_of,
+    isolation_verdict,
+    overall_verdict,
+    summarize,
+    verdict_of,
+)
 from .recording import SubjectResults
 from .redact import Redactor
 
@@ -51,7 +61,7 @@ def assemble(
         summaries = summarize(outcomes)
         claims = subject.isolation_claims
         isolation = None if claims is None else isolation_of(claims, summaries)
-        verdict = verdict_of(summaries) if isolation is None or isolation.claimed else 'not certified'
+        verdict = verdict_of(summaries) if isolation is None else isolation_verdict(isolation, summaries)
         suites.append(
             SuiteReport(
                 subject=subject.subject,

@@ -23,6 +23,7 @@ __all__ = (
     'Verdict',
     'Waiver',
     'isolation_of',
+    'isolation_verdict',
     'meets',
     'overall_verdict',
     'summarize',
@@ -78,6 +79,8 @@ class RuleSummary(_OfARule):
     """The kind of skip behind a gap or a not-applicable rule (`overridden` for a rule the subclass overrode)."""
 
 
+EXPECTED_FAILURE = 'expected failure'
+"""How a gap's detail starts when the rule failed as its target expects (a strict expected failure)."""
 _SEVERITY: dict[RuleStatus, int] = {'passed': 0, 'not-applicable': 1, 'gap': 2, 'missing': 3, 'failed': 4}
 
 
@@ -90,7 +93,7 @@ def _status(outcome: RuleOutcome) -> tuple[RuleStatus, str | None]:
     if outcome.outcome in ('failed', 'error', 'xpassed'):
         return 'failed', f'{outcome.outcome} {where}: {outcome.excerpt or outcome.reason or ""}'.rstrip(': ')
     if outcome.outcome == 'xfailed':
-        return 'gap', f'expected failure {where}: {outcome.reason or ""}'
+        return 'gap', f'{EXPECTED_FAILURE} {where}: {outcome.reason or ""}'
     if outcome.skip_kind == 'not-applicable':
         return 'not-applicable', outcome.reason
     return 'gap', f'{outcome.skip_kind or "unclassified"}: {outcome.reason or ""}'
@@ -156,7 +159,7 @@ class IsolationClaims(BaseModel):
     held: list[str]
     """Claims whose every rule passed."""
     failed: list[str]
-    """Claims with a failed rule: findings."""
+    """Claims with a failed rule, or one the target expects to fail (a known finding, a strict expected failure)."""
     unchecked: list[str]
     """Claims neither held nor failed: a rule of theirs is a gap or has no result."""
 
@@ -173,13 +176,21 @@ class IsolationClaims(BaseModel):
 NO_ISOLATION_CLAIMED = 'no isolation claimed'
 
 
+def isolation_verdict(claims: IsolationClaims, summaries: Iterable[RuleSummary]) -> Verdict:
+    """An isolation suite's verdict: its rules' verdict when every claim held, else `not certified` (proved short)."""
+    if not claims.claimed or claims.held != claims.claimed:
+        return 'not certified'
+    return verdict_of(summaries)
+
+
 def isolation_of(claims: Iterable[str], summaries: Iterable[RuleSummary]) -> IsolationClaims:
-    """Which `claims` held (every rule of the claim's area passed), failed (one failed) or stayed unchecked."""
+    """Which `claims` held (all their rules passed), failed (one failed, or fails as expected) or stayed unchecked."""
     claimed = sorted(claims)
     statuses: dict[str, set[str]] = {claim: set() for claim in claimed}
     for summary in summaries:
         if summary.area in statuses:
-            statuses[summary.area].add(summary.status)
+            expected = summary.status == 'gap' and (summary.detail or '').startswith(EXPECTED_FAILURE)
+            statuses[summary.area].add('failed' if expected else summary.status)
     failed = [claim for claim in claimed if 'failed' in statuses[claim]]
     held = [claim for claim in claimed if statuses[claim] == {'passed'}]
     unchecked = [claim for claim in claimed if claim not in failed and claim not in held]

@@ -82,6 +82,9 @@ class Target:
     the claims `certify --isolation` checks. Empty: it claims no isolation."""
     isolation_source: str | None = None
     """Where the provider documents `isolation_claims` (a URL or a document's name), or why it claims nothing."""
+    isolation_expected_failures: Mapping[str, str] = field(default_factory=dict)
+    """Isolation rule id -> reason for each claim the provider makes that fails here: a finding, a strict expected
+    failure (docs/findings.md)."""
 
 
 @dataclass(frozen=True)

@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from pydantic_ai.workspaces import WorkspaceBackend
 
 from ..isolation import WorkspaceIsolationSuite, checked_claims
-from ._ledger import record_ref
-from .base import Target
+from ..vocabulary import ISOLATION_AREAS
+from ._run_fixtures import run_fixtures
+from .base import Target, TargetError
 from .capability import finish_suite
 
-__all__ = ('isolation_suite_for',)
+__all__ = ('OWN_CLAIMS', 'claims_option', 'isolation_suite_for')
+
+OWN_CLAIMS = 'target'
+"""`--isolation` without a value: the claims the target states (`Target.isolation_claims`)."""
+
+
+def claims_option(value: str) -> frozenset[str] | None:
+    """The claims an `--isolation` value names (`none`: no claim), None for the target's own; a one-line TargetError."""
+    if value == OWN_CLAIMS:
+        return None
+    names = [name.strip() for name in value.split(',') if name.strip()]
+    if names == ['none']:
+        return frozenset()
+    unknown = [name for name in names if name not in ISOLATION_AREAS]
+    if unknown or not names:
+        said = f'unknown claims {", ".join(unknown)}' if unknown else 'no claim'
+        raise TargetError(
+            f'--isolation names {said}: give none, or a comma-separated set of {", ".join(ISOLATION_AREAS)}, '
+            "or no value for the target's own claims"
+        )
+    return frozenset(names)
 
 
 def isolation_suite_for(
@@ -30,39 +50,21 @@ def isolation_suite_for(
 ) -> type[WorkspaceIsolationSuite]:
     """The one `WorkspaceIsolationSuite` subclass for a target (`certify --isolation`, the mutant gate).
 
-    `claims` replaces the target's own `isolation_claims`. One event loop is enough by default: the rules watch the
-    host, and a sandbox's isolation does not depend on the loop its client runs on.
+    `claims` replaces the target's own `isolation_claims`, `expected_failures` its `isolation_expected_failures`. Its
+    backends are built under `run_dir / isolation-<event loop>`. One event loop is enough by default: the rules
+    watch the host, and a sandbox's isolation does not depend on the loop its client runs on.
     """
     claimed = checked_claims(target.isolation_claims if claims is None else claims)
 
     class TestIsolation(WorkspaceIsolationSuite):
         conformance_summary = summary
-
-        @pytest.fixture(scope='class', params=list(anyio_backends))
-        @classmethod
-        def anyio_backend(cls, request: pytest.FixtureRequest) -> str:
-            return str(request.param)
-
-        @pytest.fixture(scope='class')
-        @classmethod
-        def run_root(cls, anyio_backend: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-            base = run_dir if run_dir is not None else tmp_path_factory.mktemp(f'{target.name}-isolation')
-            return base / f'isolation-{anyio_backend}'
-
-        @pytest.fixture(scope='class')
-        @classmethod
-        async def backend(cls, run_root: Path) -> AsyncIterator[WorkspaceBackend]:
-            built = target.backend(run_root)
-            if target.backend_awaits:
-                built = await built  # type: ignore[misc]
-            yield built
-            record_ref(run_root.parent, built.ref)
+        anyio_backend, run_root, backend = run_fixtures(target, run_dir, anyio_backends, 'isolation-')
 
         @pytest.fixture
         def isolation_claims(self) -> frozenset[str]:
             return claimed
 
-    waived = {} if expected_failures is None else expected_failures
-    finish_suite(TestIsolation, {}, waived, only=only, time_scale=time_scale)  # the target's limits: backend rules
+    waived = target.isolation_expected_failures if expected_failures is None else expected_failures
+    finish_suite(TestIsolation, {}, waived, only=only, time_scale=time_scale)  # declared limits: the backend rules'
     TestIsolation.__name__ = TestIsolation.__qualname__ = name or f'TestIsolation[{target.name}]'
     return TestIsolation
