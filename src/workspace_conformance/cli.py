@@ -819,6 +819,17 @@ def _run_certification(args: argparse.Namespace, argv: Sequence[str] | None) -> 
     return _Ran(status, capture.recorder, subject, loops)
 
 
+def _suites_left_out(args: argparse.Namespace, reported: set[str]) -> list[str]:
+    """The suite classes the command asked for that the report lacks (`-k` selected none of their rules)."""
+    asked = {
+        'TestCertification': args.target is not None or args.tools is None,
+        'TestCapability': args.capability is not None,
+        'TestTools': args.tools is not None,
+        'TestIsolation': args.isolation is not None,
+    }
+    return [name for name, wanted in asked.items() if wanted and name not in reported]
+
+
 def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None, ran: _Ran) -> int:
     """State the run's one verdict (the report's), write the bundle's extras, and return the exit status it means."""
     signum = stopped_by()
@@ -849,6 +860,10 @@ def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None,
     terminated = terminated_status()
     suites = recorder.report.suites if recorder.report is not None else []
     isolation = ''.join(f'; isolation: {suite.isolation.summary}' for suite in suites if suite.isolation is not None)
+    left_out = _suites_left_out(args, {suite.subject.rpartition('::')[2].partition('[')[0] for suite in suites})
+    if left_out:  # -k selected none of their rules: what was asked for was not all checked
+        verdict = 'not certified'
+        isolation += f'; -k left out every rule of {", ".join(left_out)}'
     sys.stdout.write(
         f'workspace-conformance: {verdict} ({ran.target if args.tools else args.target or "local"}{isolation}'
         f'{stopped})\n'

@@ -157,7 +157,7 @@ class IsolationClaims(BaseModel):
 
     claimed: list[str]
     held: list[str]
-    """Claims whose every rule passed."""
+    """Claims whose rules all passed or do not apply to the backend (one at least passed)."""
     failed: list[str]
     """Claims with a failed rule, or one the target expects to fail (a known finding, a strict expected failure)."""
     unchecked: list[str]
@@ -184,7 +184,7 @@ def isolation_verdict(claims: IsolationClaims, summaries: Iterable[RuleSummary])
 
 
 def isolation_of(claims: Iterable[str], summaries: Iterable[RuleSummary]) -> IsolationClaims:
-    """Which `claims` held (all their rules passed), failed (one failed, or fails as expected) or stayed unchecked."""
+    """Which `claims` held (rules passed or not applicable, one passed), failed (or fail as expected), or not."""
     claimed = sorted(claims)
     statuses: dict[str, set[str]] = {claim: set() for claim in claimed}
     for summary in summaries:
@@ -192,7 +192,9 @@ def isolation_of(claims: Iterable[str], summaries: Iterable[RuleSummary]) -> Iso
             expected = summary.status == 'gap' and (summary.detail or '').startswith(EXPECTED_FAILURE)
             statuses[summary.area].add('failed' if expected else summary.status)
     failed = [claim for claim in claimed if 'failed' in statuses[claim]]
-    held = [claim for claim in claimed if statuses[claim] == {'passed'}]
+    held = [
+        claim for claim in claimed if 'passed' in statuses[claim] and statuses[claim] <= {'passed', 'not-applicable'}
+    ]
     unchecked = [claim for claim in claimed if claim not in failed and claim not in held]
     return IsolationClaims(claimed=claimed, held=held, failed=failed, unchecked=unchecked)
 
