@@ -127,3 +127,18 @@ def test_local_pretending_fails_its_claims_and_leaves_nothing_on_the_host(vendor
     result.assert_outcomes(passed=1, failed=len(isolation_rules()) - 1)
     result.stdout.fnmatch_lines(['isolation: held: environment; failed: files, network, processes'])
     assert _leftovers() == []
+
+
+@pytest.mark.slow
+def test_a_temp_dir_too_long_for_a_socket_address_still_gets_a_reachable_unix_socket(
+    vendor: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A socket path no client could name would pass every sandbox: the listener goes to /tmp, and local reaches it."""
+    long = vendor.path / ('deep-' * 20)
+    long.mkdir()
+    monkeypatch.setattr(tempfile, 'tempdir', str(long))
+    vendor.makepyfile(test_sandbox=SUITE.format(backend='LocalWorkspaceBackend', claims="{'network'}"))
+    result = vendor.runpytest_inprocess('-p', 'no:cacheprovider', '-p', 'no:randomly', '-k', 'unix_socket')
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(['*the host listener /tmp/wcs-isolation-* saw * connection(s) from the sandbox*'])
+    assert _leftovers() == [] and not list(Path('/tmp').glob(f'wcs-isolation-{os.getpid()}-*'))
