@@ -133,7 +133,9 @@ def _remove_labelled(executable: str, run_id: str, *, tries: int = 5) -> None:
     """Remove every container labelled with this run; raises TargetError naming those still listed after `tries`.
 
     `rm --force` can fail while a removal the run started is still in progress ("removal already in progress"), so
-    the listing is taken again, a second apart, until it is empty.
+    the listing is taken again, a second apart, until it is empty. Through the CLI, not the `docker` SDK (issue
+    28): the SDK is no dependency (it is installed here only as prefect's), Podman answers it only while a `podman
+    system service` runs, and the harness's backend, which creates the containers, drives the CLI itself.
     """
     said = ''
     for attempt in range(tries):
