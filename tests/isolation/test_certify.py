@@ -150,3 +150,16 @@ def test_a_target_without_commands_has_every_isolation_rule_not_applicable(tmp_p
     assert {rule['rule_id'] for rule in isolation['rules']} == ISOLATION_RULES
     assert {rule['status'] for rule in isolation['rules']} == {'not-applicable'}
     assert report['complete']
+
+
+@pytest.mark.slow  # a certify session
+def test_k_selecting_only_isolation_rules_is_never_certified(tmp_path: Path) -> None:
+    done, report = _certify(
+        tmp_path, 'local', '--isolation', 'environment', '-k', 'runner_variable_never_reaches_commands'
+    )
+    assert report is not None, done.stdout + done.stderr
+    assert _suite(report, 'TestIsolation[local]')['isolation']['held'] == ['environment']
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith('workspace-conformance: not certified (local; isolation: held: environment; -k left out ')
+    assert last.endswith('every rule of TestCertification)')
+    assert done.returncode == 1
