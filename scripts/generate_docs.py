@@ -13,6 +13,7 @@ from contract_coverage import counts, load, render
 
 from workspace_conformance.capability import capability_rules
 from workspace_conformance.catalog_format import render_suites
+from workspace_conformance.isolation import isolation_rules
 from workspace_conformance.reports.model import Report
 from workspace_conformance.suite import rules
 from workspace_conformance.tools import tool_rules
@@ -30,6 +31,7 @@ def generated() -> dict[Path, str]:
                 'WorkspaceBackendSuite': rules(),
                 'WorkspaceCapabilitySuite': capability_rules(),
                 'WorkspaceToolSuite': tool_rules(),
+                'WorkspaceIsolationSuite': isolation_rules(),
             },
             'markdown',
         ),

@@ -16,9 +16,9 @@ COUNTS = ROOT / 'src' / 'workspace_conformance' / 'mutant_counts.json'
 
 def counts() -> dict[str, int]:
     sys.path.insert(0, str(ROOT))
-    from tests.mutants.gallery import load_all, load_capability_mutants, load_tool_mutants
+    from tests.mutants.gallery import load_all, load_capability_mutants, load_isolation_mutants, load_tool_mutants
 
-    from workspace_conformance import capability_rules, rules, tool_rules
+    from workspace_conformance import capability_rules, isolation_rules, rules, tool_rules
 
     mutants = load_all()
     counts = {rule.id: sum(rule.id in mutant.kills for mutant in mutants) for rule in rules()}
@@ -26,6 +26,8 @@ def counts() -> dict[str, int]:
     counts.update({rule.id: sum(rule.id in m.kills for m in capability_mutants) for rule in capability_rules()})
     tool_mutants = load_tool_mutants()
     counts.update({rule.id: sum(rule.id in m.kills for m in tool_mutants) for rule in tool_rules()})
+    isolation_mutants = load_isolation_mutants()
+    counts.update({rule.id: sum(rule.id in m.kills for m in isolation_mutants) for rule in isolation_rules()})
     return counts
 
 

@@ -17,7 +17,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from workspace_conformance.reports.model import Report
+from workspace_conformance.reports.model import Report, SuiteReport
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets import NAMED_TARGETS
 from workspace_conformance.targets.e2b_local import LABEL as E2B_LABEL
@@ -96,15 +96,28 @@ def _label(directory: str) -> str:
     return ' '.join([shown, *(f'--{name} {value}' for name, _, value in (o.partition('=') for o in options))])
 
 
+def _backend_suite(report: Report) -> SuiteReport:
+    """The backend suite's report (`TestCertification[...]`), whatever the order of the suites beside it."""
+    named = (suite for suite in report.suites if suite.subject.rpartition('::')[2].startswith('TestCertification'))
+    return next(named, report.suites[0])
+
+
+def _isolation(report: Report) -> str:
+    """The isolation suite's claims held and failed, or `not checked` when the run had no `--isolation`."""
+    found = [suite.isolation.summary for suite in report.suites if suite.isolation is not None]
+    return '; '.join(found) or 'not checked'
+
+
 def _target_section(name: str, report: Report) -> list[str]:
     summaries = [summary for suite in report.suites for summary in suite.rules]
-    suite = report.suites[0]
+    suite = _backend_suite(report)
     counts = {status: sum(s.status == status for s in summaries) for status in ('passed', 'failed', 'gap', 'missing')}
     lines = [
         f'## {name}: {report.verdict}',
         '',
         f'{counts["passed"]} of {len(summaries)} rules passed on {", ".join(suite.anyio_backends)}; '
-        f'pydantic-ai-slim {report.pydantic_ai_version}; {_seconds(report):.0f} s wall time.',
+        f'pydantic-ai-slim {report.pydantic_ai_version}; {_seconds(report):.0f} s wall time. '
+        f'Isolation: {_isolation(report)}.',
         '',
     ]
     for title, waivers in (('Declared limits', suite.declared_limits), ('Expected failures', suite.expected_failures)):
@@ -138,18 +151,18 @@ def render(reports_dir: Path) -> str:
             passed = sum(summary.status == 'passed' for summary in summaries)
             gaps = sum(summary.status == 'gap' for summary in summaries)
             failed = sum(summary.status in ('failed', 'missing') for summary in summaries)
-            loops = ', '.join(report.suites[0].anyio_backends)
+            loops = ', '.join(_backend_suite(report).anyio_backends)
             rows.append(
                 f'| {name} | **{report.verdict}** | {passed}/{len(summaries)} | {gaps} | {failed} | '
-                f'{_seconds(report):.0f} s | {loops} |'
+                f'{_cell(_isolation(report))} | {_seconds(report):.0f} s | {loops} |'
             )
             sections += _target_section(name, report)
             run_at = max(run_at, report.finished)
         elif (directory / NOT_RUN_FILE).exists():
             record = json.loads((directory / NOT_RUN_FILE).read_text(encoding='utf-8'))
-            rows.append(f'| {name} | not run: {_cell(record["reason"])} | | | | | |')
+            rows.append(f'| {name} | not run: {_cell(record["reason"])} | | | | | | |')
         else:
-            rows.append(f'| {name} | not in this run | | | | | |')
+            rows.append(f'| {name} | not in this run | | | | | | |')
     header = [
         '# Certification matrix',
         '',
@@ -159,8 +172,8 @@ def render(reports_dir: Path) -> str:
         f'Latest run finished {run_at or "never"}. "Passed" counts rules; a gap is an extended rule left '
         'unchecked, with its reason; "not run" targets lacked what they need here and are never counted as passed.',
         '',
-        '| target | verdict | passed | gaps | failed | wall time | event loops |',
-        '|---|---|---|---|---|---|---|',
+        '| target | verdict | passed | gaps | failed | isolation (claims held, failed) | wall time | event loops |',
+        '|---|---|---|---|---|---|---|---|',
     ]
     intro = 'Defects of the real backends that the rules above catch, each with a reproduction.'
     findings = ['# Findings', '', intro, '']

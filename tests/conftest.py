@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from workspace_conformance.capability import WorkspaceCapabilitySuite
+from workspace_conformance.isolation import WorkspaceIsolationSuite
 from workspace_conformance.runtime import emergency
 from workspace_conformance.suite import WorkspaceBackendSuite
 from workspace_conformance.tools import WorkspaceToolSuite
@@ -55,7 +56,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _a_suite_rule(item: pytest.Item) -> bool:
     """Whether the item is a rule of a suite class: one of a whole suite's runs, slow by what it does."""
     cls = getattr(item, 'cls', None)
-    return cls is not None and issubclass(cls, (WorkspaceBackendSuite, WorkspaceCapabilitySuite, WorkspaceToolSuite))
+    return cls is not None and issubclass(
+        cls, (WorkspaceBackendSuite, WorkspaceCapabilitySuite, WorkspaceToolSuite, WorkspaceIsolationSuite)
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,7 @@ import pytest
 from workspace_conformance import AREAS, LEVELS, WorkspaceBackendSuite, catalog, rule, rules
 from workspace_conformance.capability import capability_rules
 from workspace_conformance.cli import main
+from workspace_conformance.isolation import isolation_rules
 from workspace_conformance.reports.model import RuleOutcome, SuiteReport
 from workspace_conformance.reports.verify import catalog_of
 from workspace_conformance.tools import tool_rules
@@ -63,6 +64,7 @@ def test_rules_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
         *(('WorkspaceBackendSuite', r.id) for r in rules()),
         *(('WorkspaceCapabilitySuite', r.id) for r in capability_rules()),
         *(('WorkspaceToolSuite', r.id) for r in tool_rules()),
+        *(('WorkspaceIsolationSuite', r.id) for r in isolation_rules()),
     ]
 
 
@@ -130,10 +132,10 @@ def test_rules_table_prints_every_clause_under_a_heading_per_suite(
     monkeypatch.setenv('COLUMNS', '1000')
     assert main(['rules']) == 0
     lines = capsys.readouterr().out.splitlines()
-    for suite in ('WorkspaceBackendSuite', 'WorkspaceCapabilitySuite', 'WorkspaceToolSuite'):
+    for suite in ('WorkspaceBackendSuite', 'WorkspaceCapabilitySuite', 'WorkspaceToolSuite', 'WorkspaceIsolationSuite'):
         heading = lines.index(suite)
         assert lines[heading + 1] == '=' * len(suite) and lines[heading + 2].startswith('Checks ')
-    for listed in (*rules(), *capability_rules(), *tool_rules()):
+    for listed in (*rules(), *capability_rules(), *tool_rules(), *isolation_rules()):
         row = next(i for i, line in enumerate(lines) if line.startswith(f'{listed.qualified} '))
         assert lines[row + 1] == f'    {listed.clause}', listed.id
 

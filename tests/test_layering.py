@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / 'src' / 'workspace_conformance'
 PACKAGE = 'workspace_conformance'
 AUTHORING = f'{PACKAGE}.authoring'
-SUITES = (f'{PACKAGE}.suite', f'{PACKAGE}.capability', f'{PACKAGE}.tools')
+SUITES = (f'{PACKAGE}.suite', f'{PACKAGE}.capability', f'{PACKAGE}.tools', f'{PACKAGE}.isolation')
 """The packages of rules: each holds area modules (public, defining rules) and small private helper modules."""
 LIBRARIES = (f'{PACKAGE}.strategies', f'{PACKAGE}.doubles')
 """Public modules an area may use besides `authoring`: test data and test doubles, which import no rule machinery."""

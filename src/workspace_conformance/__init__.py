@@ -2,6 +2,7 @@
 
 from ._version import __version__
 from .capability import WorkspaceCapabilitySuite, capability_rules
+from .isolation import WorkspaceIsolationSuite, isolation_rules
 from .suite import (
     AREAS,
     LEVELS,
@@ -25,10 +26,12 @@ __all__ = (
     'RuleFailure',
     'WorkspaceBackendSuite',
     'WorkspaceCapabilitySuite',
+    'WorkspaceIsolationSuite',
     'WorkspaceToolSuite',
     '__version__',
     'capability_rules',
     'catalog',
+    'isolation_rules',
     'rule',
     'rules',
     'tool_rules',

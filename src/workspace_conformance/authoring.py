@@ -29,6 +29,7 @@ from .engine._supplied import (
 )
 from .engine._support import (
     SCRATCH_PREFIX,
+    ConformanceConfigError,
     MakeSymlink,
     SuiteFixtures,
     commands_of,
@@ -42,19 +43,22 @@ from .engine._support import (
     workspace_of,
 )
 from .engine._tracing import unwrap
-from .vocabulary import SECRET_NAME, SKIP_KINDS, SkipKind
+from .vocabulary import ISOLATION_AREAS, SECRET_NAME, SKIP_KINDS, IsolationArea, SkipKind
 
 __all__ = (
     'AREAS',
     'CANARY',
+    'ISOLATION_AREAS',
     'LEVELS',
     'REQUIREMENTS',
     'SCRATCH_PREFIX',
     'SECRET_NAME',
     'SKIP_KINDS',
     'Area',
+    'ConformanceConfigError',
     'HostEvent',
     'HostWatch',
+    'IsolationArea',
     'Level',
     'MakeSymlink',
     'Requirement',

@@ -31,6 +31,7 @@ SUITE_SUMMARIES: Mapping[str, str] = {
     'WorkspaceBackendSuite': "Checks a backend's protocol: subclass it in your tests, or run `certify`.",
     'WorkspaceCapabilitySuite': "Checks a capability's `get_workspace` and agent runs over it (docs/capabilities.md).",
     'WorkspaceToolSuite': 'Checks the tools a capability gives the model, in every kind of workspace (docs/tools.md).',
+    'WorkspaceIsolationSuite': 'Checks what a sandbox claims to keep from its host, with canaries (docs/isolation.md).',
 }
 """One line on what each suite checks, printed under its heading."""
 

@@ -22,6 +22,7 @@ import pytest
 from ._version import __version__
 from .capability import capability_rules
 from .catalog_format import FORMATS, render_suites
+from .isolation import isolation_rules
 from .options import concurrency, keyword_problem, max_duration, output_directory_problem, time_scale, workers
 from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
@@ -39,6 +40,7 @@ from .suite import rules
 from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRunnable, resolve_target, target_statuses
 from .targets.base import Target
 from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
+from .targets.isolation import OWN_CLAIMS, claims_option
 from .targets.listing import render_targets, write_not_run
 from .targets.loading import resolve_capability, resolve_tools
 from .targets.preflight import preflight
@@ -135,6 +137,15 @@ def _parser() -> argparse.ArgumentParser:
         'provider: InMemoryProvider.capability()), or on package.module:factory returning an AbstractCapability',
     )
     certify.add_argument(
+        '--isolation',
+        nargs='?',
+        const=OWN_CLAIMS,
+        metavar='CLAIMS',
+        help="also run the isolation suite on the target's sandbox, with the claims its provider documents "
+        '(certify says them and their source; docs/isolation.md lists them), or with CLAIMS: none, or a '
+        'comma-separated set of files, processes, environment, network',
+    )
+    certify.add_argument(
         '--tools',
         metavar='MODULE:FACTORY',
         help='run the tool suite on a capability giving the model tools: a named tool target (harness-filesystem, '
@@ -214,7 +225,10 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser('rules', help='print the rule catalogs of the backend, capability and tool suites')
     listing.add_argument('--format', choices=FORMATS, default='table')
     listing.add_argument(
-        '--suite', choices=['all', 'backend', 'capability', 'tools'], default='all', help='only the rules of one suite'
+        '--suite',
+        choices=['all', 'backend', 'capability', 'tools', 'isolation'],
+        default='all',
+        help='only the rules of one suite',
     )
 
     report = commands.add_parser('report', help='render a report.json in another format')
@@ -315,11 +329,13 @@ def _main(argv: Sequence[str] | None) -> int:
             'WorkspaceBackendSuite': rules(),
             'WorkspaceCapabilitySuite': capability_rules(),
             'WorkspaceToolSuite': tool_rules(),
+            'WorkspaceIsolationSuite': isolation_rules(),
         }
         wanted = {
             'backend': 'WorkspaceBackendSuite',
             'capability': 'WorkspaceCapabilitySuite',
             'tools': 'WorkspaceToolSuite',
+            'isolation': 'WorkspaceIsolationSuite',
         }.get(args.suite)
         sys.stdout.write(render_suites({k: v for k, v in suites.items() if wanted in (None, k)}, args.format))
         return 0
@@ -564,13 +580,38 @@ def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | 
             problem = output_directory_problem(option, value)
             if problem is not None:
                 return problem
+    if args.isolation is not None:
+        problem = _isolation_problem(args)
+        if problem is not None:
+            return problem
     if args.keyword is not None:
         selectable = (
             *(rules() if args.target is not None or args.tools is None else ()),
             *(capability_rules() if args.capability is not None else ()),
             *(tool_rules() if args.tools is not None else ()),
+            *(isolation_rules() if args.isolation is not None else ()),
         )
         return keyword_problem(args.keyword, (f'test_{rule.id}' for rule in selectable), loops)
+    return None
+
+
+def _say_claims(target: Target) -> None:
+    """One line: the isolation the target claims (`--isolation` checks it) and where its provider documents it."""
+    claims = ', '.join(sorted(target.isolation_claims)) or 'no isolation'
+    _say(f'{target.name} claims {claims}: {target.isolation_source or "its provider documents no isolation"}')
+
+
+def _isolation_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with `--isolation` here: no TARGET beside `--tools`, a target name given as CLAIMS, bad claims."""
+    if args.tools is not None and args.target is None:
+        return "--isolation checks a TARGET's sandbox: name one (certify TARGET --isolation --tools ...)"
+    if args.isolation in NAMED_TARGETS or ':' in args.isolation:
+        given = args.isolation
+        return f'--isolation took {given!r} as its CLAIMS: put TARGET first (certify {given} --isolation)'
+    try:
+        claims_option(args.isolation)
+    except TargetError as error:
+        return str(error)
     return None
 
 
@@ -646,6 +687,7 @@ def _certification_arguments(
         run_id=run_dir.name,
         capability=args.capability,
         tools=args.tools,
+        isolation=args.isolation,
         loops_left_out=left_out,
         awaits=awaits,
     )
@@ -721,6 +763,8 @@ def _run_certification(args: argparse.Namespace, argv: Sequence[str] | None) -> 
     with signals_stop_the_run(), run_directory('workspace-conformance-', while_cleaning=cleaning_up) as run_dir:
         target = resolve(run_id=run_dir.name, check_requirements=False)
         loops = tuple(loop for loop in backends if loop in target.event_loops)
+        if args.isolation == OWN_CLAIMS:
+            _say_claims(target)
         if not loops:
             return _fail(f'target {target.name!r} runs only on {", ".join(target.event_loops)}: pass --anyio-backend')
         environments = run_dir / 'environments'
@@ -775,6 +819,17 @@ def _run_certification(args: argparse.Namespace, argv: Sequence[str] | None) -> 
     return _Ran(status, capture.recorder, subject, loops)
 
 
+def _suites_left_out(args: argparse.Namespace, reported: set[str]) -> list[str]:
+    """The suite classes the command asked for that the report lacks (`-k` selected none of their rules)."""
+    asked = {
+        'TestCertification': args.target is not None or args.tools is None,
+        'TestCapability': args.capability is not None,
+        'TestTools': args.tools is not None,
+        'TestIsolation': args.isolation is not None,
+    }
+    return [name for name, wanted in asked.items() if wanted and name not in reported]
+
+
 def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None, ran: _Ran) -> int:
     """State the run's one verdict (the report's), write the bundle's extras, and return the exit status it means."""
     signum = stopped_by()
@@ -803,8 +858,15 @@ def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None,
     # The one verdict: the report's, which also counts whether the run was complete.
     verdict = recorder.report.verdict if recorder.report is not None else 'not certified'
     terminated = terminated_status()
+    suites = recorder.report.suites if recorder.report is not None else []
+    isolation = ''.join(f'; isolation: {suite.isolation.summary}' for suite in suites if suite.isolation is not None)
+    left_out = _suites_left_out(args, {suite.subject.rpartition('::')[2].partition('[')[0] for suite in suites})
+    if left_out:  # -k selected none of their rules: what was asked for was not all checked
+        verdict = 'not certified'
+        isolation += f'; -k left out every rule of {", ".join(left_out)}'
     sys.stdout.write(
-        f'workspace-conformance: {verdict} ({ran.target if args.tools else args.target or "local"}{stopped})\n'
+        f'workspace-conformance: {verdict} ({ran.target if args.tools else args.target or "local"}{isolation}'
+        f'{stopped})\n'
     )
     if terminated is not None:
         return terminated

@@ -10,6 +10,7 @@ __all__ = (
     'AREAS',
     'BYPASS_CAPABILITIES',
     'CAPABILITY_AREAS',
+    'ISOLATION_AREAS',
     'LEVELS',
     'OUTCOMES',
     'OUTCOME_PROPERTY',
@@ -24,6 +25,7 @@ __all__ = (
     'Area',
     'BackendArea',
     'CapabilityArea',
+    'IsolationArea',
     'Level',
     'Outcome',
     'Profile',
@@ -41,11 +43,16 @@ CapabilityArea = Literal['selection', 'untrusted', 'runs', 'facade', 'policies',
 """The areas of `WorkspaceCapabilitySuite`: what a capability's `get_workspace` supplies, and agent runs over it."""
 ToolArea = Literal['containment', 'policies', 'unattached', 'differential', 'refs', 'bounds']
 """The areas of `WorkspaceToolSuite`: the tools a capability gives the model, run in whatever workspace the run has."""
-Area = Literal[BackendArea, CapabilityArea, ToolArea]
+IsolationArea = Literal['files', 'processes', 'environment', 'network']
+"""The areas of `WorkspaceIsolationSuite`, one per claim a sandbox makes (`isolation_claims`): what it keeps apart."""
+Area = Literal[BackendArea, CapabilityArea, ToolArea, IsolationArea]
 """The parts of the contract a rule belongs to, in the order the catalog lists them."""
-AREAS: tuple[Area, ...] = tuple(dict.fromkeys((*get_args(BackendArea), *get_args(CapabilityArea), *get_args(ToolArea))))
+AREAS: tuple[Area, ...] = tuple(
+    dict.fromkeys((*get_args(BackendArea), *get_args(CapabilityArea), *get_args(ToolArea), *get_args(IsolationArea)))
+)
 CAPABILITY_AREAS: tuple[CapabilityArea, ...] = get_args(CapabilityArea)
 TOOL_AREAS: tuple[ToolArea, ...] = get_args(ToolArea)
+ISOLATION_AREAS: tuple[IsolationArea, ...] = get_args(IsolationArea)
 
 Level = Literal['core', 'extended']
 """`core`: every applicable core rule must pass, no waiver covers it; `extended`: a gap makes the verdict partial."""

@@ -193,3 +193,30 @@ def tool_mutant(
         return kind
 
     return register
+
+
+@dataclass(frozen=True)
+class IsolationMutant:
+    """A sandbox that claims isolation it does not have, how to build it, and the isolation rules it must fail."""
+
+    name: str
+    kills: tuple[str, ...]
+    bug: str
+    backend: Build
+    claims: frozenset[str]
+
+
+ISOLATION_MUTANTS: list[IsolationMutant] = []
+ALL_CLAIMS = frozenset({'files', 'processes', 'environment', 'network'})
+
+
+def pretends(*, kills: list[str], bug: str, name: str, claims: frozenset[str] = ALL_CLAIMS) -> Callable[[Build], Build]:
+    """Decorator of a build function `(run_dir) -> backend`: register it as an isolation mutant claiming `claims`."""
+
+    def register(build: Build) -> Build:
+        if any(existing.name == name for existing in ISOLATION_MUTANTS):
+            raise ValueError(f'two isolation mutants are named {name!r}')
+        ISOLATION_MUTANTS.append(IsolationMutant(name, tuple(kills), bug, build, claims))
+        return build
+
+    return register

@@ -17,15 +17,17 @@ import pytest
 
 from workspace_conformance import Rule, WorkspaceBackendSuite, rules
 from workspace_conformance.capability import WorkspaceCapabilitySuite, capability_rules
+from workspace_conformance.isolation import WorkspaceIsolationSuite, isolation_rules
 from workspace_conformance.targets import Target, suite_for
 from workspace_conformance.targets.capability import CapabilityTarget, capability_suite_for
+from workspace_conformance.targets.isolation import isolation_suite_for
 from workspace_conformance.targets.tools import ToolTarget, tool_suite_for
 from workspace_conformance.tools import WorkspaceToolSuite, tool_rules
 from workspace_conformance.vocabulary import BYPASS_CAPABILITIES
 
 from ..runner import bypasses_permissions
-from .gallery import load_all, load_capability_mutants, load_tool_mutants
-from .registry import CapabilityMutant, Mutant, ToolMutant
+from .gallery import load_all, load_capability_mutants, load_isolation_mutants, load_tool_mutants
+from .registry import CapabilityMutant, IsolationMutant, Mutant, ToolMutant
 
 ROOT = Path(__file__).resolve().parents[2]
 TIME_SCALE = 0.25
@@ -34,12 +36,13 @@ SuiteClass = TypeVar('SuiteClass', bound=type)
 MUTANTS = load_all()
 CAPABILITY_MUTANTS = load_capability_mutants()
 TOOL_MUTANTS = load_tool_mutants()
+ISOLATION_MUTANTS = load_isolation_mutants()
 
 
 def _narrowed(
     suite_of: Callable[..., SuiteClass],
     target: Target | CapabilityTarget | ToolTarget,
-    mutant: Mutant | CapabilityMutant | ToolMutant,
+    mutant: Mutant | CapabilityMutant | ToolMutant | IsolationMutant,
     name: str,
     **options: object,
 ) -> SuiteClass:
@@ -85,6 +88,15 @@ def tool_mutant_suite(mutant: ToolMutant) -> type[WorkspaceToolSuite]:
     return _narrowed(tool_suite_for, target, mutant, f'TestToolMutant_{mutant.name}')
 
 
+def isolation_mutant_suite(mutant: IsolationMutant) -> type[WorkspaceIsolationSuite]:
+    """The isolation suite of the pretending sandbox with the claims it makes, narrowed to the rules it must fail."""
+    target = Target(name=mutant.name, description=mutant.bug, backend=mutant.backend, isolation_claims=mutant.claims)
+    return _narrowed(isolation_suite_for, target, mutant, f'TestIsolationMutant_{mutant.name}')
+
+
+for _isolation_mutant in ISOLATION_MUTANTS:
+    globals()[f'TestIsolationMutant_{_isolation_mutant.name}'] = isolation_mutant_suite(_isolation_mutant)
+
 for _tool_mutant in TOOL_MUTANTS:
     globals()[f'TestToolMutant_{_tool_mutant.name}'] = tool_mutant_suite(_tool_mutant)
 
@@ -97,10 +109,13 @@ for _mutant in MUTANTS:
         globals()[f'TestMutant_{_mutant.name}'] = mutant_suite(_mutant)
 
 
-GALLERIES: dict[str, tuple[Sequence[Mutant | CapabilityMutant | ToolMutant], Callable[[], Sequence[Rule]]]] = {
+GALLERIES: dict[
+    str, tuple[Sequence[Mutant | CapabilityMutant | ToolMutant | IsolationMutant], Callable[[], Sequence[Rule]]]
+] = {
     'backend': (MUTANTS, rules),
     'capability': (CAPABILITY_MUTANTS, capability_rules),
     'tools': (TOOL_MUTANTS, tool_rules),
+    'isolation': (ISOLATION_MUTANTS, isolation_rules),
 }
 
 

@@ -19,9 +19,20 @@ from pathlib import Path
 
 import pytest
 
-from workspace_conformance.reports.model import Report
+from workspace_conformance.reports.model import Report, SuiteReport
 from workspace_conformance.reports.verify import load_report
+from workspace_conformance.services.e2b.sandbox import bwrap_path
 from workspace_conformance.targets._engine import engine_for
+from workspace_conformance.targets.claims import (
+    BUBBLEWRAP_CLAIMS,
+    DOCKER_CLAIMS,
+    E2B_LOCAL_CLAIMS,
+    E2B_LOCAL_UNCONFINED,
+    GVISOR_CLAIMS,
+    PODMAN_CLAIMS,
+    SSH_CLAIMS,
+    Claims,
+)
 from workspace_conformance.targets.docker import RUN_LABEL
 from workspace_conformance.targets.listing import NOT_RUN_FILE
 from workspace_conformance.targets.microvm import boot_record_path
@@ -49,17 +60,53 @@ is the quickest to certify twice (gVisor on both loops took 7 of CI's 25 minutes
 
 
 def _required_targets() -> dict[str, list[str]]:
-    """Each required run (named as its report directory) and its arguments."""
+    """Each required run (named as its report directory) and its arguments; each checks its isolation claims too."""
     docker_image = ['--image', _service('WC_DOCKER_IMAGE'), '--user', '1000:1000']
     return {
         # With the harness's DockerSandbox capability: the backend and capability verdicts side by side.
-        'docker': [*docker_image, '--capability', *SLOW_PROVIDER],
-        'docker+runtime=runsc': [*docker_image, '--runtime', 'runsc', *SLOW_PROVIDER],
+        'docker': [*docker_image, '--capability', *ISOLATION, *SLOW_PROVIDER],
+        'docker+runtime=runsc': [*docker_image, '--runtime', 'runsc', *ISOLATION, *SLOW_PROVIDER],
         # Podman on asyncio only: on both loops it takes about 12 minutes here, which .ci/run's 45 cannot hold.
-        'podman': ['--image', _service('WC_PODMAN_IMAGE'), '--user', '1000:1000', *SLOW_PROVIDER],
-        'ssh': ['--host', _service('WC_SSH_HOST'), '--ssh-config', _service('WC_SSH_CONFIG'), *SLOW_PROVIDER],
-        'bubblewrap': [*SLOW_PROVIDER, *BOTH_LOOPS],
+        'podman': ['--image', _service('WC_PODMAN_IMAGE'), '--user', '1000:1000', *ISOLATION, *SLOW_PROVIDER],
+        'ssh': [
+            '--host',
+            _service('WC_SSH_HOST'),
+            '--ssh-config',
+            _service('WC_SSH_CONFIG'),
+            *ISOLATION,
+            *SLOW_PROVIDER,
+        ],
+        'bubblewrap': [*ISOLATION, *SLOW_PROVIDER, *BOTH_LOOPS],
     }
+
+
+ISOLATION = ['--isolation']
+"""The isolation suite beside the backend suite, with the claims the target's provider documents."""
+STATED_CLAIMS: dict[str, Claims] = {
+    'docker': DOCKER_CLAIMS,
+    'docker+runtime=runsc': GVISOR_CLAIMS,
+    'podman': PODMAN_CLAIMS,
+    'ssh': SSH_CLAIMS,
+    'bubblewrap': BUBBLEWRAP_CLAIMS,
+}
+"""What each run's target claims (targets/claims.py): the isolation suite must check exactly these."""
+
+
+def _suite(report: Report, name: str) -> SuiteReport:
+    """The report's suite whose class is `name` (`TestCertification`, `TestIsolation`), whatever the suites' order."""
+    found = [suite for suite in report.suites if suite.subject.rpartition('::')[2].startswith(f'{name}[')]
+    assert len(found) == 1, f'{name}: {[suite.subject for suite in report.suites]}'
+    return found[0]
+
+
+def _isolation_checked(report: Report, stated: Claims, run: str) -> None:
+    """The isolation suite checked the stated claims: each held, or failed only as a recorded finding."""
+    isolation = _suite(report, 'TestIsolation').isolation
+    assert isolation is not None, f'{run}: the isolation suite reported no claims'
+    assert isolation.claimed == sorted(stated.claims), f'{run}: {isolation}'
+    assert not isolation.unchecked, f'{run}: claims no rule could check: {isolation}'
+    findings = {rule.area for rule in _suite(report, 'TestIsolation').rules if rule.status == 'gap'}
+    assert set(isolation.failed) <= findings, f'{run}: a claim failed without a recorded finding: {isolation}'
 
 
 ENGINE_TRANSIENT = ('OCI runtime exec failed',)
@@ -70,7 +117,7 @@ did not terminate successfully: exit status 128`); 400 execs, 40 at a time on a 
 
 def _engine_transient(report: Report) -> list[str]:
     """The backend suite's failed rules when every failure is an engine's transient error (else none)."""
-    failed = [result for result in report.suites[0].results if result.outcome == 'failed']
+    failed = [result for result in _suite(report, 'TestCertification').results if result.outcome == 'failed']
     if failed and all(any(marker in (result.excerpt or '') for marker in ENGINE_TRANSIENT) for result in failed):
         return sorted({result.rule_id for result in failed})
     return []
@@ -120,6 +167,7 @@ def _leftovers(target: str, scratch: Path) -> list[str]:
     """What the run left: files in its TMPDIR, processes naming it, containers, remote directories."""
     left = [f'temporary file {path}' for path in (scratch / 'tmp').rglob('*')]
     left += [f'process {line}' for line in _processes_mentioning(str(scratch / 'tmp'))]
+    left += [f'isolation canary process {line}' for line in _processes_mentioning('wcs-isolation-process-')]
     if target in ('docker', 'podman'):
         left += [f'container {name}' for name in _containers(target)]
     if target == 'ssh':
@@ -167,14 +215,17 @@ def test_a_real_target_is_certified_or_partial_with_every_gap_explained(run: str
             run, [*_required_targets()[run], '-k', ' or '.join(transient)], tmp_path / 'again', tmp_path / 'report'
         )
         rerun = load_report(tmp_path / 'report' / 'report.json')
-        outcomes = {(r.rule_id, r.outcome) for r in rerun.suites[0].results if r.rule_id in transient}
+        outcomes = {
+            (r.rule_id, r.outcome) for r in _suite(rerun, 'TestCertification').results if r.rule_id in transient
+        }
         assert outcomes and {outcome for _, outcome in outcomes} == {'passed'}, f'{run}: {outcomes}\n{again.stdout}'
         assert _leftovers(target, tmp_path / 'again') == []
+    backend = _suite(report, 'TestCertification')
     if BOTH_LOOPS[1] in _required_targets()[run]:
-        assert report.suites[0].anyio_backends == ['asyncio', 'trio'], f'{run}: {report.suites[0].anyio_backends}'
+        assert backend.anyio_backends == ['asyncio', 'trio'], f'{run}: {backend.anyio_backends}'
 
     assert report.complete, f'{target}: the run did not finish every rule'
-    backend = report.suites[0]
+    _isolation_checked(report, STATED_CLAIMS[run], run)
     assert transient or backend.verdict in ('certified', 'partial'), (
         f'{target}: {backend.verdict}\n{done.stdout[-4000:]}'
     )
@@ -202,12 +253,16 @@ def test_e2b_local_certifies_the_harness_e2b_sandbox_through_the_real_sdk_and_le
     """
     # Hang guards three times as long, as for the other real targets: on a loaded CI machine (load 20 on 2 cores
     # was seen) the 10 s bound of a_redirected_background_job_does_not_delay_run once ran out.
-    arguments = ['--capability', '--conformance-profile', 'ci', '--conformance-time-scale', '3']
+    arguments = ['--capability', *ISOLATION, '--conformance-profile', 'ci', '--conformance-time-scale', '3']
     done = _certify('e2b-local', arguments, tmp_path)
     report = load_report(REPORTS / 'e2b-local' / 'report.json')
     assert report.complete, done.stdout[-4000:]
-    assert report.suites[0].anyio_backends == ['asyncio']
-    assert len(report.suites) == 2, [suite.subject for suite in report.suites]  # the backend's, the capability's
+    assert _suite(report, 'TestCertification').anyio_backends == ['asyncio']
+    assert len(report.suites) == 3, [suite.subject for suite in report.suites]  # backend, capability, isolation
+    # The service confines its sandboxes with bwrap where a command can join their namespaces (as root), else it
+    # runs them unconfined and claims nothing (docs/e2b-local.md).
+    stated = E2B_LOCAL_CLAIMS if bwrap_path() is not None else E2B_LOCAL_UNCONFINED
+    _isolation_checked(report, stated, 'e2b-local')
     for summary in (summary for suite in report.suites for summary in suite.rules):
         assert summary.status in ('passed', 'gap', 'not-applicable'), f'{summary.rule_id}: {summary.detail}'
     assert 'E2B (emulated: workspace-conformance serve e2b)' in (REPORTS / 'e2b-local' / 'report.md').read_text()
@@ -316,8 +371,14 @@ def _containers(engine: str = 'docker') -> list[str]:
     [('local', 'certified'), ('local-shell', 'certified'), ('provider', 'certified'), ('memory', 'partial')],
 )
 def test_an_in_process_target_joins_the_matrix(target: str, verdict: str, tmp_path: Path) -> None:
-    capability = ['--capability'] if target == 'local' else []  # LocalWorkspace, on the harness's pydantic-ai
-    done = _certify(target, ['--conformance-profile', 'ci', *capability], tmp_path)
+    # LocalWorkspace, on the harness's pydantic-ai; and local claims no isolation, which leaves its verdict alone.
+    also = ['--capability', *ISOLATION] if target == 'local' else []
+    done = _certify(target, ['--conformance-profile', 'ci', *also], tmp_path)
     report = load_report(REPORTS / target / 'report.json')
     assert report.complete and report.verdict == verdict, done.stdout[-4000:]
+    if target == 'local':
+        isolation = _suite(report, 'TestIsolation')
+        assert isolation.isolation is not None and isolation.isolation.claimed == [], isolation.isolation
+        assert {rule.status for rule in isolation.rules} == {'not-applicable'}
+        assert 'isolation: no isolation claimed' in done.stdout
     assert _leftovers(target, tmp_path) == [], done.stderr[-2000:]

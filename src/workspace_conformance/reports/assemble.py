@@ -9,7 +9,17 @@ from datetime import UTC, datetime
 
 from .._version import __version__
 from ..suite import pydantic_ai_version
-from .model import Report, RuleOutcome, SuiteReport, Waiver, overall_verdict, summarize, verdict_of
+from .model import (
+    Report,
+    RuleOutcome,
+    SuiteReport,
+    Waiver,
+    isolation_of,
+    isolation_verdict,
+    overall_verdict,
+    summarize,
+    verdict_of,
+)
 from .recording import SubjectResults
 from .redact import Redactor
 
@@ -49,6 +59,9 @@ def assemble(
         outcomes = [_redacted(outcome, redact) for outcome in subject.complete_outcomes()]
         complete = complete and all(outcome.outcome != 'missing' for outcome in outcomes)
         summaries = summarize(outcomes)
+        claims = subject.isolation_claims
+        isolation = None if claims is None else isolation_of(claims, summaries)
+        verdict = verdict_of(summaries) if isolation is None else isolation_verdict(isolation, summaries)
         suites.append(
             SuiteReport(
                 subject=subject.subject,
@@ -60,7 +73,8 @@ def assemble(
                 expected_failures=[Waiver(rule_id=k, reason=redact(v)) for k, v in subject.expected_failures.items()],
                 results=sorted(outcomes, key=lambda outcome: (outcome.area, outcome.rule_id, outcome.anyio_backend)),
                 rules=summaries,
-                verdict=verdict_of(summaries),
+                verdict=verdict,
+                isolation=isolation,
             )
         )
     return Report(

@@ -12,6 +12,7 @@ from ..vocabulary import Outcome, RuleStatus, Verdict
 
 __all__ = (
     'SCHEMA_VERSION',
+    'IsolationClaims',
     'Outcome',
     'Report',
     'RuleOutcome',
@@ -21,6 +22,8 @@ __all__ = (
     'SuiteReport',
     'Verdict',
     'Waiver',
+    'isolation_of',
+    'isolation_verdict',
     'meets',
     'overall_verdict',
     'summarize',
@@ -76,6 +79,8 @@ class RuleSummary(_OfARule):
     """The kind of skip behind a gap or a not-applicable rule (`overridden` for a rule the subclass overrode)."""
 
 
+EXPECTED_FAILURE = 'expected failure'
+"""How a gap's detail starts when the rule failed as its target expects (a strict expected failure)."""
 _SEVERITY: dict[RuleStatus, int] = {'passed': 0, 'not-applicable': 1, 'gap': 2, 'missing': 3, 'failed': 4}
 
 
@@ -88,7 +93,7 @@ def _status(outcome: RuleOutcome) -> tuple[RuleStatus, str | None]:
     if outcome.outcome in ('failed', 'error', 'xpassed'):
         return 'failed', f'{outcome.outcome} {where}: {outcome.excerpt or outcome.reason or ""}'.rstrip(': ')
     if outcome.outcome == 'xfailed':
-        return 'gap', f'expected failure {where}: {outcome.reason or ""}'
+        return 'gap', f'{EXPECTED_FAILURE} {where}: {outcome.reason or ""}'
     if outcome.skip_kind == 'not-applicable':
         return 'not-applicable', outcome.reason
     return 'gap', f'{outcome.skip_kind or "unclassified"}: {outcome.reason or ""}'
@@ -145,6 +150,55 @@ class Waiver(BaseModel):
     reason: str
 
 
+class IsolationClaims(BaseModel):
+    """What an isolation suite's backend claims to keep apart from the host, and which of its claims held."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claimed: list[str]
+    held: list[str]
+    """Claims whose rules all passed or do not apply to the backend (one at least passed)."""
+    failed: list[str]
+    """Claims with a failed rule, or one the target expects to fail (a known finding, a strict expected failure)."""
+    unchecked: list[str]
+    """Claims neither held nor failed: a rule of theirs is a gap or has no result."""
+
+    @property
+    def summary(self) -> str:
+        """One line: `no isolation claimed`, or the claims held, failed and unchecked."""
+        if not self.claimed:
+            return NO_ISOLATION_CLAIMED
+        parts = [(name, claims) for name, claims in (('held', self.held), ('failed', self.failed)) if claims]
+        parts += [('unchecked', self.unchecked)] if self.unchecked else []
+        return '; '.join(f'{name}: {", ".join(claims)}' for name, claims in parts)
+
+
+NO_ISOLATION_CLAIMED = 'no isolation claimed'
+
+
+def isolation_verdict(claims: IsolationClaims, summaries: Iterable[RuleSummary]) -> Verdict:
+    """An isolation suite's verdict: its rules' verdict when every claim held, else `not certified` (proved short)."""
+    if not claims.claimed or claims.held != claims.claimed:
+        return 'not certified'
+    return verdict_of(summaries)
+
+
+def isolation_of(claims: Iterable[str], summaries: Iterable[RuleSummary]) -> IsolationClaims:
+    """Which `claims` held (rules passed or not applicable, one passed), failed (or fail as expected), or not."""
+    claimed = sorted(claims)
+    statuses: dict[str, set[str]] = {claim: set() for claim in claimed}
+    for summary in summaries:
+        if summary.area in statuses:
+            expected = summary.status == 'gap' and (summary.detail or '').startswith(EXPECTED_FAILURE)
+            statuses[summary.area].add('failed' if expected else summary.status)
+    failed = [claim for claim in claimed if 'failed' in statuses[claim]]
+    held = [
+        claim for claim in claimed if 'passed' in statuses[claim] and statuses[claim] <= {'passed', 'not-applicable'}
+    ]
+    unchecked = [claim for claim in claimed if claim not in failed and claim not in held]
+    return IsolationClaims(claimed=claimed, held=held, failed=failed, unchecked=unchecked)
+
+
 class SuiteReport(BaseModel):
     """One suite class's run: the backend it checked, its waivers, every outcome, and its verdict."""
 
@@ -160,6 +214,9 @@ class SuiteReport(BaseModel):
     results: list[RuleOutcome]
     rules: list[RuleSummary]
     verdict: Verdict
+    isolation: IsolationClaims | None = None
+    """Of an isolation suite: its claims and which held. A suite that claims nothing is `not certified` (it proves
+    nothing), and leaves the report's verdict to the other suites."""
 
 
 class Report(BaseModel):
@@ -190,7 +247,7 @@ def meets(verdict: Verdict, threshold: Verdict) -> bool:
 
 def overall_verdict(suites: Iterable[SuiteReport], *, complete: bool) -> Verdict:
     """The worst verdict of the suites; `not certified` when incomplete or empty."""
-    verdicts = [suite.verdict for suite in suites]
+    verdicts = [suite.verdict for suite in suites if suite.isolation is None or suite.isolation.claimed]
     if not complete or not verdicts:
         return 'not certified'
     return max(verdicts, key=_RANK.__getitem__)

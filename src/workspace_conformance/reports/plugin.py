@@ -135,6 +135,9 @@ def _identity(item: pytest.Item) -> dict[str, Any]:
             found['ref_provider'] = None if ref is None else str(ref.provider)
         except Exception:  # a hostile `ref` must not break reporting
             found['ref_provider'] = None
+    claims = funcargs.get('isolation_claims')
+    if isinstance(claims, set | frozenset | list | tuple):
+        found['isolation_claims'] = sorted(str(claim) for claim in claims)
     for name in ('declared_limits', 'expected_failures'):
         waivers = funcargs.get(name)
         if isinstance(waivers, Mapping):
@@ -231,6 +234,8 @@ class ConformanceRecorder:
         subject.ref_provider = tag.get('ref_provider') or subject.ref_provider
         subject.declared_limits.update(tag.get('declared_limits', {}))
         subject.expected_failures.update(tag.get('expected_failures', {}))
+        if 'isolation_claims' in tag:
+            subject.isolation_claims = list(tag['isolation_claims'])
         subject.started.add(tag['anyio_backend'])
         key = (tag['rule']['id'], tag['anyio_backend'])
         merged = merge(subject.outcomes.get(key), report, tag)

@@ -37,6 +37,8 @@ class SubjectResults:
     overridden: dict[str, dict[str, str]] = field(default_factory=dict)
     loops_left_out: dict[str, str] = field(default_factory=dict)
     """Event loop -> why certify left it out of the run (the suite class's `conformance_loops_left_out`)."""
+    isolation_claims: list[str] | None = None
+    """An isolation suite's `isolation_claims`, sorted; None for the other suites."""
     """Rule id -> area, level, clause and how the subclass overrode it; it is `overridden` on every anyio backend."""
 
     @property

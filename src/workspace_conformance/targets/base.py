@@ -77,6 +77,14 @@ class Target:
     """Removes everything a run with this scratch directory created outside it (containers, sandboxes, dirs)."""
     backend_awaits: bool = False
     """`backend` returns an awaitable of the backend (an `async def` factory): the suite awaits it in the event loop."""
+    isolation_claims: frozenset[str] = frozenset()
+    """What the provider documents its sandbox keeps apart from the host (files, processes, environment, network):
+    the claims `certify --isolation` checks. Empty: it claims no isolation."""
+    isolation_source: str | None = None
+    """Where the provider documents `isolation_claims` (a URL or a document's name), or why it claims nothing."""
+    isolation_expected_failures: Mapping[str, str] = field(default_factory=dict)
+    """Isolation rule id -> reason for each claim the provider makes that fails here: a finding, a strict expected
+    failure (docs/findings.md)."""
 
 
 @dataclass(frozen=True)

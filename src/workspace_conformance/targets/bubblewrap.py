@@ -9,6 +9,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceBa
 
 from ._probe import missing_module, missing_program, probe
 from .base import CapabilitySetup, NamedTarget, Target, TargetOption
+from .claims import BUBBLEWRAP_CLAIMS
 from .local import (
     LazyLocalBackend,
     destroy_local_environment,
@@ -82,6 +83,8 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         destroy_environment=destroy_local_environment,
         capability=capability,
         expected_failures=expected,
+        isolation_claims=BUBBLEWRAP_CLAIMS.claims,
+        isolation_source=BUBBLEWRAP_CLAIMS.source,
     )
 
 

@@ -12,6 +12,7 @@ from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, Workspac
 from ._engine import Engine, engine_for
 from ._probe import missing_module, missing_program
 from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
+from .claims import DOCKER_CLAIMS, GVISOR_CLAIMS, PODMAN_CLAIMS
 
 __all__ = ('DOCKER', 'PODMAN', 'RUN_LABEL')
 
@@ -188,6 +189,13 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
         return CapabilitySetup(capability=sandbox, destroy_environment=sandbox.destroy, policy=ReadOnlyWorkspace)
 
     sacrificial = '/tmp/sacrificial/chain/workspace' if user else '/sacrificial/chain/workspace'
+    claims = (
+        PODMAN_CLAIMS
+        if executable == 'podman'
+        else GVISOR_CLAIMS
+        if options.get('runtime') == 'runsc'
+        else DOCKER_CLAIMS
+    )
     runtime = f', runtime {options["runtime"]}' if 'runtime' in options else ''
     return Target(
         name=name,
@@ -207,6 +215,8 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
             **(PODMAN_LIMITS_BY_RULE if executable == 'podman' else {}),
             **(RUNSC_LIMITS if options.get('runtime') == 'runsc' and executable == 'docker' else {}),
         },
+        isolation_claims=claims.claims,
+        isolation_source=claims.source,
     )
 
 

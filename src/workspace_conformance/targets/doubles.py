@@ -9,6 +9,7 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..doubles import InMemoryBackend, InMemoryProvider, memory_symlink
 from .base import CapabilitySetup, NamedTarget, Target
+from .claims import IN_PROCESS_DOUBLE
 
 __all__ = ('MEMORY', 'PROVIDER')
 
@@ -20,6 +21,7 @@ def _memory(_: Mapping[str, str], run_id: str) -> Target:
         backend=lambda _: InMemoryBackend(),
         fresh_backend=lambda _: InMemoryBackend(),
         make_symlink=memory_symlink,
+        isolation_source=IN_PROCESS_DOUBLE.source,
     )
 
 
@@ -48,6 +50,7 @@ def _provider(_: Mapping[str, str], run_id: str) -> Target:
         attach_backend=attach,
         destroy_environment=destroy,
         capability=_provider_capability,
+        isolation_source=IN_PROCESS_DOUBLE.source,
     )
 
 

@@ -19,6 +19,7 @@ from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, Workspac
 
 from ._probe import missing_module
 from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
+from .claims import E2B_LOCAL_CLAIMS, E2B_LOCAL_UNCONFINED
 from .cloud import hosted_target
 
 __all__ = ('CAPABILITY_FAILURES', 'E2B_FAILURES', 'E2B_LOCAL', 'LABEL', 'LIMITS', 'SWITCHED', 'SWITCHES')
@@ -207,6 +208,7 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         if settings.confined
         else 'UNCONFINED host processes (no bwrap and nsenter that can join its namespaces here)'
     )
+    claims = E2B_LOCAL_CLAIMS if settings.confined else E2B_LOCAL_UNCONFINED
     hosted = hosted_target(
         # The name reports and the command line show: the emulation, never plain "E2B".
         f'e2b-local = {LABEL}',
@@ -221,6 +223,8 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         declared_limits=LIMITS,
         capability=capability_setup,
         capability_expected_failures=CAPABILITY_FAILURES,
+        isolation_claims=claims.claims,
+        isolation_source=claims.source,
     )
 
 

@@ -18,6 +18,7 @@ from pydantic_ai.workspaces import (
 
 from ..doubles.forwarding import ForwardsFiles
 from .base import CapabilitySetup, Target
+from .claims import LOCAL_CLAIMS
 
 __all__ = (
     'LAZY_PROVIDER',
@@ -116,6 +117,7 @@ def local_target() -> Target:
         attach_backend=_attach,
         destroy_environment=destroy_local_environment,
         capability=local_capability,
+        isolation_source=LOCAL_CLAIMS.source,
     )
 
 

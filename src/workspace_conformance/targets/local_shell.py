@@ -14,6 +14,7 @@ from pydantic_ai.workspaces import (
 
 from ..doubles.shapes import CommandsOnly
 from .base import NamedTarget, Target
+from .claims import LOCAL_CLAIMS
 from .local import LazyLocalBackend, destroy_local_environment, sacrificial_directory, shared_directory
 
 __all__ = ('LOCAL_SHELL', 'CommandsOnly')
@@ -38,6 +39,7 @@ def _target(_: Mapping[str, str], run_id: str) -> Target:
         destructive_backend=lambda run_dir: _shell_workspace(LocalWorkspaceBackend(sacrificial_directory(run_dir))),
         attach_backend=_attach,
         destroy_environment=destroy_local_environment,
+        isolation_source=LOCAL_CLAIMS.source,
     )
 
 

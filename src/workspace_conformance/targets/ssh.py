@@ -15,6 +15,7 @@ from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, Workspac
 
 from ._probe import missing_module, missing_program, probe
 from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
+from .claims import SSH_CLAIMS
 
 __all__ = ('SSH',)
 
@@ -169,7 +170,7 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
 
     return Target(
         name='ssh',
-        description=f"pydantic-ai-harness's SSHWorkspaceBackend on {remote.host}",
+        description=f"pydantic-ai-harness's SSHWorkspaceBackend on {remote.host} (no isolation claimed)",
         backend=new,
         destructive_backend=sacrificial,
         attach_backend=attach,
@@ -178,6 +179,7 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         cleanup=lambda _: remote.stop(),
         declared_limits=DECLARED_LIMITS,
         expected_failures=EXPECTED_FAILURES,
+        isolation_source=SSH_CLAIMS.source,
     )
 
 

@@ -10,7 +10,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..registry import CAPABILITY_MUTANTS, MUTANTS, TOOL_MUTANTS, CapabilityMutant, Mutant, ToolMutant
+from ..registry import (
+    CAPABILITY_MUTANTS,
+    ISOLATION_MUTANTS,
+    MUTANTS,
+    TOOL_MUTANTS,
+    CapabilityMutant,
+    IsolationMutant,
+    Mutant,
+    ToolMutant,
+)
 
 
 def load_all() -> list[Mutant]:
@@ -31,3 +40,9 @@ def load_tool_mutants() -> list[ToolMutant]:
     """Every tool mutant of the gallery (its `tools` module), after importing the gallery."""
     load_all()
     return list(TOOL_MUTANTS)
+
+
+def load_isolation_mutants() -> list[IsolationMutant]:
+    """Every isolation mutant of the gallery (its `isolation` module), after importing the gallery."""
+    load_all()
+    return list(ISOLATION_MUTANTS)

@@ -57,6 +57,7 @@ def render_markdown(report: Report) -> str:
             '',
             f'Backend `{suite.backend_class or "unknown"}` (ref provider `{suite.ref_provider or "none"}`), '
             f'on {", ".join(suite.anyio_backends)}.',
+            *(['', f'Isolation: {suite.isolation.summary}.'] if suite.isolation is not None else []),
             '',
             '| area | level | ' + ' | '.join(STATUSES) + ' |',
             '| --- | --- |' + ' --- |' * len(STATUSES),

@@ -124,6 +124,8 @@ def _write_suite(writer: TerminalWriter, suite: SuiteReport, report_file: Path |
         writer.write_line(
             f'missing: {counts["missing"]} rules have no result (the run stopped early, or -k left them out){where}'
         )
+    if suite.isolation is not None:
+        writer.write_line(f'isolation: {suite.isolation.summary}', bold=True, red=bool(suite.isolation.failed))
     overrides = f' ({len(overridden)} overridden)' if overridden else ''
     writer.write_line(
         f'verdict: {suite.verdict} ({counts["passed"]} passed, {counts["failed"]} failed, {counts["gap"]} gaps'
