@@ -43,13 +43,14 @@ from .engine._support import (
     workspace_of,
 )
 from .engine._tracing import unwrap
-from .vocabulary import ISOLATION_AREAS, SECRET_NAME, SKIP_KINDS, IsolationArea, SkipKind
+from .vocabulary import ISOLATION_AREAS, NO_ISOLATION_CLAIMED, SECRET_NAME, SKIP_KINDS, IsolationArea, SkipKind
 
 __all__ = (
     'AREAS',
     'CANARY',
     'ISOLATION_AREAS',
     'LEVELS',
+    'NO_ISOLATION_CLAIMED',
     'REQUIREMENTS',
     'SCRATCH_PREFIX',
     'SECRET_NAME',

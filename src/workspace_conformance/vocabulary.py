@@ -12,6 +12,7 @@ __all__ = (
     'CAPABILITY_AREAS',
     'ISOLATION_AREAS',
     'LEVELS',
+    'NO_ISOLATION_CLAIMED',
     'OUTCOMES',
     'OUTCOME_PROPERTY',
     'PROFILES',
@@ -53,6 +54,8 @@ AREAS: tuple[Area, ...] = tuple(
 CAPABILITY_AREAS: tuple[CapabilityArea, ...] = get_args(CapabilityArea)
 TOOL_AREAS: tuple[ToolArea, ...] = get_args(ToolArea)
 ISOLATION_AREAS: tuple[IsolationArea, ...] = get_args(IsolationArea)
+NO_ISOLATION_CLAIMED = 'no isolation claimed'
+"""What reports say of an isolation suite whose backend claims nothing: never a pass."""
 
 Level = Literal['core', 'extended']
 """`core`: every applicable core rule must pass, no waiver covers it; `extended`: a gap makes the verdict partial."""

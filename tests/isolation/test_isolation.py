@@ -92,6 +92,8 @@ def test_claims_held_failed_and_unchecked_are_read_from_the_areas() -> None:
     assert (claims.held, claims.failed, claims.unchecked) == (['files'], ['network'], ['processes'])
     assert claims.summary == 'held: files; failed: network; unchecked: processes'
     assert isolation_of([], summaries).summary == NO_CLAIMS
+    # A rule that failed as its target expects (outcome xfailed, a known finding) fails its claim.
+    assert isolation_of(['processes'], summaries, expected={'processes-gap'}).failed == ['processes']
 
 
 @pytest.mark.slow

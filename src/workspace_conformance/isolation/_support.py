@@ -27,6 +27,7 @@ from pydantic_ai.workspaces import CommandResult, Workspace, WorkspaceBackend
 
 from ..authoring import (
     ISOLATION_AREAS,
+    NO_ISOLATION_CLAIMED,
     ConformanceConfigError,
     SuiteFixtures,
     commands_of,
@@ -52,12 +53,12 @@ __all__ = (
 
 CANARY_PREFIX = 'wcs-isolation-'
 """Every file, socket, process marker and variable value the suite plants starts with this."""
-NO_CLAIMS = 'no isolation claimed'
+NO_CLAIMS = NO_ISOLATION_CLAIMED
 """What the report says of a backend whose `isolation_claims` is empty, instead of a pass."""
 CONNECTIONS = 8
+"""Connections a listener accepts before it stops listening."""
 UNIX_PATH_MAX = 108
 """Bytes in a unix socket address's path on Linux, its final NUL included."""
-"""Connections a listener accepts before it stops listening."""
 SLEEPER = (
     'import os, sys, time\n'
     'parent = os.getppid()\n'

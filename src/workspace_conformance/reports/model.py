@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from .. import vocabulary
-from ..vocabulary import Outcome, RuleStatus, Verdict
+from ..vocabulary import NO_ISOLATION_CLAIMED, Outcome, RuleStatus, Verdict
 
 __all__ = (
     'SCHEMA_VERSION',
@@ -79,8 +79,6 @@ class RuleSummary(_OfARule):
     """The kind of skip behind a gap or a not-applicable rule (`overridden` for a rule the subclass overrode)."""
 
 
-EXPECTED_FAILURE = 'expected failure'
-"""How a gap's detail starts when the rule failed as its target expects (a strict expected failure)."""
 _SEVERITY: dict[RuleStatus, int] = {'passed': 0, 'not-applicable': 1, 'gap': 2, 'missing': 3, 'failed': 4}
 
 
@@ -93,7 +91,7 @@ def _status(outcome: RuleOutcome) -> tuple[RuleStatus, str | None]:
     if outcome.outcome in ('failed', 'error', 'xpassed'):
         return 'failed', f'{outcome.outcome} {where}: {outcome.excerpt or outcome.reason or ""}'.rstrip(': ')
     if outcome.outcome == 'xfailed':
-        return 'gap', f'{EXPECTED_FAILURE} {where}: {outcome.reason or ""}'
+        return 'gap', f'expected failure {where}: {outcome.reason or ""}'
     if outcome.skip_kind == 'not-applicable':
         return 'not-applicable', outcome.reason
     return 'gap', f'{outcome.skip_kind or "unclassified"}: {outcome.reason or ""}'
@@ -173,9 +171,6 @@ class IsolationClaims(BaseModel):
         return '; '.join(f'{name}: {", ".join(claims)}' for name, claims in parts)
 
 
-NO_ISOLATION_CLAIMED = 'no isolation claimed'
-
-
 def isolation_verdict(claims: IsolationClaims, summaries: Iterable[RuleSummary]) -> Verdict:
     """An isolation suite's verdict: its rules' verdict when every claim held, else `not certified` (proved short)."""
     if not claims.claimed or claims.held != claims.claimed:
@@ -183,14 +178,18 @@ def isolation_verdict(claims: IsolationClaims, summaries: Iterable[RuleSummary])
     return verdict_of(summaries)
 
 
-def isolation_of(claims: Iterable[str], summaries: Iterable[RuleSummary]) -> IsolationClaims:
-    """Which `claims` held (rules passed or not applicable, one passed), failed (or fail as expected), or not."""
+def isolation_of(
+    claims: Iterable[str], summaries: Iterable[RuleSummary], expected: Collection[str] = ()
+) -> IsolationClaims:
+    """Which `claims` held (rules passed or not applicable, one passed), failed (or fail as `expected`), or not.
+
+    `expected` holds the ids of the rules that failed as their target expects (outcome `xfailed`): a known finding.
+    """
     claimed = sorted(claims)
     statuses: dict[str, set[str]] = {claim: set() for claim in claimed}
     for summary in summaries:
         if summary.area in statuses:
-            expected = summary.status == 'gap' and (summary.detail or '').startswith(EXPECTED_FAILURE)
-            statuses[summary.area].add('failed' if expected else summary.status)
+            statuses[summary.area].add('failed' if summary.rule_id in expected else summary.status)
     failed = [claim for claim in claimed if 'failed' in statuses[claim]]
     held = [
         claim for claim in claimed if 'passed' in statuses[claim] and statuses[claim] <= {'passed', 'not-applicable'}

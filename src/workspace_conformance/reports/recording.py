@@ -35,11 +35,11 @@ class SubjectResults:
     started: set[str] = field(default_factory=set)
     """The anyio backends a rule started on, even if none finished (a run interrupted in its first rule)."""
     overridden: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Rule id -> area, level, clause and how the subclass overrode it; it is `overridden` on every anyio backend."""
     loops_left_out: dict[str, str] = field(default_factory=dict)
     """Event loop -> why certify left it out of the run (the suite class's `conformance_loops_left_out`)."""
     isolation_claims: list[str] | None = None
     """An isolation suite's `isolation_claims`, sorted; None for the other suites."""
-    """Rule id -> area, level, clause and how the subclass overrode it; it is `overridden` on every anyio backend."""
 
     @property
     def anyio_backends(self) -> list[str]:
