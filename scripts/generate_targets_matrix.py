@@ -98,7 +98,7 @@ def _label(directory: str) -> str:
 
 def _backend_suite(report: Report) -> SuiteReport:
     """The backend suite's report (`TestCertification[...]`), whatever the order of the suites beside it."""
-    named = (suite for suite in report.suites if suite.subject.rpartition('::')[2].startswith('TestCertification'))
+    named = (suite for suite in report.suites if suite.suite_class == 'TestCertification')
     return next(named, report.suites[0])
 
 

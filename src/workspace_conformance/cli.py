@@ -860,7 +860,7 @@ def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None,
     terminated = terminated_status()
     suites = recorder.report.suites if recorder.report is not None else []
     isolation = ''.join(f'; isolation: {suite.isolation.summary}' for suite in suites if suite.isolation is not None)
-    left_out = _suites_left_out(args, {suite.subject.rpartition('::')[2].partition('[')[0] for suite in suites})
+    left_out = _suites_left_out(args, {suite.suite_class for suite in suites})
     if left_out:  # -k selected none of their rules: what was asked for was not all checked
         verdict = 'not certified'
         isolation += f'; -k left out every rule of {", ".join(left_out)}'

@@ -94,7 +94,7 @@ STATED_CLAIMS: dict[str, Claims] = {
 
 def _suite(report: Report, name: str) -> SuiteReport:
     """The report's suite whose class is `name` (`TestCertification`, `TestIsolation`), whatever the suites' order."""
-    found = [suite for suite in report.suites if suite.subject.rpartition('::')[2].startswith(f'{name}[')]
+    found = [suite for suite in report.suites if suite.suite_class == name]
     assert len(found) == 1, f'{name}: {[suite.subject for suite in report.suites]}'
     return found[0]
 

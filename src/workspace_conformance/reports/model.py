@@ -217,6 +217,11 @@ class SuiteReport(BaseModel):
     """Of an isolation suite: its claims and which held. A suite that claims nothing is `not certified` (it proves
     nothing), and leaves the report's verdict to the other suites."""
 
+    @property
+    def suite_class(self) -> str:
+        """The suite class's name without the target in brackets: `TestIsolation` for `m.py::TestIsolation[docker]`."""
+        return self.subject.rpartition('::')[2].partition('[')[0]
+
 
 class Report(BaseModel):
     """A conformance run: what ran, where, with which tools, every rule's evidence, and the verdict."""
