@@ -38,8 +38,14 @@ __all__ = (
 HARNESS_CLOSE = 30.0
 """Seconds a stale or the last Prefect harness has to drain its log workers and stop its server."""
 HEALTH_TIMEOUT = 10.0
-HTTP_OK = 200
 """Seconds the kept Prefect server has to answer its health check before a check starts a new one."""
+HTTP_OK = 200
+STARTS = 3
+"""Times the harness tries to start Prefect's server when what answered on its port was not that server.
+
+Prefect's harness picks the port by binding to port 0 and closing it, and its server binds it seconds later, so
+another process (a Temporal dev server, say) can take the port in between and answer the first health request.
+"""
 
 
 class Crash(RuntimeError):
@@ -165,13 +171,21 @@ class _PrefectHarness:
         self.thread.start()
 
     def _hold(self, startup: int) -> None:
+        import httpx
         from prefect.context import get_settings_context
         from prefect.testing.utilities import prefect_test_harness
 
         stack = contextlib.ExitStack()
         try:
-            with console_logging_off('prefect', 'uvicorn'):
-                stack.enter_context(prefect_test_harness(server_startup_timeout=startup))
+            for start in range(1, STARTS + 1):
+                try:
+                    with console_logging_off('prefect', 'uvicorn'):
+                        stack.enter_context(prefect_test_harness(server_startup_timeout=startup))
+                    break
+                except httpx.HTTPError:  # a stranger answered on the port: stop our server, try a fresh port
+                    _stop_unstarted_server()
+                    if start == STARTS:
+                        raise
             self.settings = get_settings_context()
             atexit.register(self.close)  # before the server's own `stop`, which the harness's start registered
         except BaseException as error:  # the waiting check raises it
@@ -200,6 +214,16 @@ class _PrefectHarness:
         """Leave the harness (drain its log workers, stop its server), waiting `HARNESS_CLOSE` seconds at most."""
         self.stop.set()
         self.thread.join(HARNESS_CLOSE)
+
+
+def _stop_unstarted_server() -> None:
+    """Stop the server a failed harness start left registered as the process's default, and forget it."""
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer._instances.get(None)  # the harness registers its server there before starting it
+    if server is not None and not server.running:
+        SubprocessASGIServer._instances.pop(None, None)
+        server.stop()
 
 
 _prefect_lock = threading.Lock()
