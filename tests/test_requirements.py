@@ -73,6 +73,7 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
         'filesystem': backend.filesystem or backend.commands,
         'realpath': backend.realpath,
         'shell_files': backend.commands and not (backend.filesystem and backend.realpath),
+        'native_files': backend.filesystem,
     }
     if any(not has[need] for need in needs & set(has)):
         return 'not-applicable'

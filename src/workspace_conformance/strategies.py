@@ -103,8 +103,14 @@ def argv_items() -> st.SearchStrategy[str]:
 
 
 def env_names() -> st.SearchStrategy[str]:
-    """Portable environment variable names, prefixed so they never replace one the environment relies on."""
-    return st.from_regex(r'[A-Z][A-Z0-9_]{0,20}', fullmatch=True).map(lambda name: f'WC_{name}')
+    """Environment variable names in any case, with digits and underscores, prefixed so none replaces one in use.
+
+    Lower and mixed case are as valid as upper (POSIX leaves names with lower-case letters to applications), and
+    names differing only in case are different variables.
+    """
+    return st.tuples(
+        st.sampled_from(['WC_', 'wc_', 'Wc_']), st.from_regex(r'[A-Za-z][A-Za-z0-9_]{0,20}', fullmatch=True)
+    ).map(''.join)
 
 
 def env_values() -> st.SearchStrategy[str]:

@@ -65,6 +65,7 @@ Requirement = Literal[
     'commands',
     'filesystem',
     'realpath',
+    'native_files',
     'shell_files',
     'fresh',
     'attach',

@@ -64,6 +64,10 @@ SHELL_FILES = (
     "pydantic-ai's facade runs no file method or realpath through this backend's shell: it has no commands, or "
     'native file methods and SupportsRealpath'
 )
+NATIVE_FILES = (
+    "the backend has no file methods of its own: pydantic-ai's shell-derived filesystem moves files in commands of at "
+    'most 64 KiB, so a size past 1 MiB crosses no boundary of this backend that 1 MiB does not'
+)
 OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
     'fresh': (('fresh_backend',), 'provide the `fresh_backend` fixture'),
     'attach': (('attach_backend',), 'provide the `attach_backend` fixture'),
@@ -216,12 +220,19 @@ def _protocols(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unme
         return Unmet('not-applicable', NO_SYMLINKS)
     if 'shell_files' in rule.requires and not uses_the_shell_for_files(backend):
         return Unmet('not-applicable', SHELL_FILES)
+    if 'native_files' in rule.requires and not isinstance(_beneath(backend), SupportsFilesystem):
+        return Unmet('not-applicable', NATIVE_FILES)
     return None
+
+
+def _beneath(backend: object) -> object:
+    """The backend beneath a `Workspace` facade, or `backend` itself."""
+    return backend.backend if isinstance(backend, Workspace) else backend
 
 
 def uses_the_shell_for_files(backend: object) -> bool:
     """Whether the facade derives file methods or realpath from the commands of the backend beneath every layer."""
-    beneath = backend.backend if isinstance(backend, Workspace) else backend
+    beneath = _beneath(backend)
     native = isinstance(beneath, SupportsFilesystem) and isinstance(beneath, SupportsRealpath)
     return isinstance(beneath, SupportsCommands) and not native
 

@@ -21,7 +21,9 @@ from ..engine._rules import (
 from ..engine._support import SKIP_KINDS, ConformanceConfigError, SuiteFixtures, skip
 from ..engine._tracing import hangs_of
 from ..engine._versions import pydantic_ai_version
+from .caps import CapRules
 from .commands import CommandRules
+from .env import EnvRules
 from .environment import EnvironmentRules
 from .files import FileRules
 from .lifecycle import LifecycleRules
@@ -57,7 +59,9 @@ __all__ = (
 
 class WorkspaceBackendSuite(
     CommandRules,
+    EnvRules,
     FileRules,
+    CapRules,
     SymlinkRules,
     LifecycleRules,
     ProcessRules,

@@ -167,5 +167,11 @@ class PropertyRules:
         def env_exact(envs: list[dict[str, str]]) -> None:
             call_in_loop(check, envs)
 
-        tricky = {'WC_SPACE': ' padded ', 'WC_NEWLINE': 'a\nb', 'WC_EQUALS': 'a=b', 'WC_UNICODE': 'caf\u00e9'}
+        tricky = {
+            'WC_SPACE': ' padded ',
+            'wc_space': 'its lower-case twin',
+            'WC_NEWLINE': 'a\nb',
+            'WC_EQUALS': 'a=b',
+            'Wc_Unicode': 'caf\u00e9',
+        }
         await run_in_worker(_with_examples(env_exact, [{'envs': [tricky]}]))

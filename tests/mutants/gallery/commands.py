@@ -511,3 +511,77 @@ class OutputLimitErrorWithoutALimit(_RewritesOutputLimitErrors):
 class OutputLimitInDecimalMegabytes(_RewritesOutputLimitErrors):
     def _rewrite_error(self, error: WorkspaceOutputLimitError) -> WorkspaceOutputLimitError:
         return WorkspaceOutputLimitError(str(error), limit=10_000_000, stdout=error.stdout, stderr=error.stderr)
+
+
+@breaks(
+    kills=[
+        'output_of_1_mib_is_whole_or_an_output_limit_error',
+        'output_of_4_mib_is_whole_or_an_output_limit_error',
+        'output_of_8_mib_is_whole_or_an_output_limit_error',
+    ],
+    bug='Each stream is read into a buffer of 1 MB in decimal units (1,000,000 bytes) and what overflowed is dropped, '
+    "the command's exit code kept.",
+)
+class OutputCappedAtADecimalMegabyte(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
+        return dataclasses.replace(result, stdout=result.stdout[:1_000_000], stderr=result.stderr[:1_000_000])
+
+
+@breaks(
+    kills=['output_of_4_mib_is_whole_or_an_output_limit_error', 'output_of_8_mib_is_whole_or_an_output_limit_error'],
+    bug="Each stream comes back in one gRPC message of at most 4 MiB including its framing, so a stream's last bytes "
+    'are lost from a successful result.',
+)
+class OutputInOneGrpcMessage(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
+        room = 4 * 1024 * 1024 - 16  # the message's 5-byte header and the result's field tags
+        return dataclasses.replace(result, stdout=result.stdout[:room], stderr=result.stderr[:room])
+
+
+@breaks(
+    kills=['output_of_8_mib_is_whole_or_an_output_limit_error'],
+    bug='The exec API keeps 8 MB in decimal units (8,000,000 bytes) of each stream and reports the command as '
+    'having succeeded.',
+)
+class OutputCappedAtEightDecimalMegabytes(RewritesResults):
+    def _rewrite_result(self, result: CommandResult) -> CommandResult:
+        return dataclasses.replace(result, stdout=result.stdout[:8_000_000], stderr=result.stderr[:8_000_000])
+
+
+@breaks(
+    kills=['env_names_keep_their_case', 'generated_env_values_are_exact'],
+    bug="The provider's API upper-cases environment variable names, as Windows-style case-insensitive environments do.",
+)
+class EnvNamesUpperCased(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        if call.env is not None:
+            call = dataclasses.replace(call, env={name.upper(): value for name, value in call.env.items()})
+        return await self._forward(call)
+
+
+@breaks(
+    kills=['two_hundred_env_variables_arrive_in_one_call'],
+    bug="The provider's exec request takes at most 128 environment variables and the backend drops the rest "
+    'without a word.',
+)
+class EnvCappedAt128Variables(InterceptsRun):
+    async def _run(self, call: RunCall) -> CommandResult:
+        if call.env is not None:
+            call = dataclasses.replace(call, env=dict(list(call.env.items())[:128]))
+        return await self._forward(call)
+
+
+@breaks(
+    kills=['concurrent_commands_see_only_their_own_env'],
+    bug="run() stores env= on the shared session before awaiting the provider's exec, so a concurrent call's "
+    'variables replace it.',
+)
+class EnvOnTheSharedSession(InterceptsRun):
+    def __init__(self, working_dir: str | Path) -> None:
+        super().__init__(working_dir)
+        self._session_env: Mapping[str, str] | None = None
+
+    async def _run(self, call: RunCall) -> CommandResult:
+        self._session_env = call.env
+        await anyio.sleep(0.05)  # the round trip that opens the exec session
+        return await self._forward(dataclasses.replace(call, env=self._session_env))

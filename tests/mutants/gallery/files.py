@@ -551,7 +551,7 @@ class StagesThroughOneTemporaryName(LocalWorkspaceBackend):
 
 
 @breaks(
-    kills=['large_listing_is_complete'],
+    kills=['large_listing_is_complete', 'listings_of_one_page_and_one_more_are_complete'],
     bug="list_dir returns the first page of the provider's paginated listing (1,000 keys) and ignores the next token.",
 )
 class ListsOnlyTheFirstPage(LocalWorkspaceBackend):
@@ -706,3 +706,58 @@ class DecodesNamesWithReplacement(LocalWorkspaceBackend):
             dataclasses.replace(entry, name=_replaced(entry.name), path=_replaced(entry.path))
             for entry in await super().list_dir(path)
         ]
+
+
+@breaks(
+    kills=['files_either_side_of_1_mib_round_trip'],
+    bug='read_bytes fetches a file over 1 MiB in 1 MiB ranges and counts them by floor division, losing a partial '
+    'last range.',
+)
+class ReadLosesAPartialLastMiB(LocalWorkspaceBackend):
+    async def read_bytes(self, path: str) -> bytes:
+        data = await super().read_bytes(path)
+        if len(data) <= MiB:
+            return data
+        return data[: (len(data) // MiB) * MiB]
+
+
+@breaks(
+    kills=[
+        'files_either_side_of_4_mib_round_trip',
+        'files_either_side_of_8_mib_round_trip',
+        'files_either_side_of_16_mib_round_trip',
+    ],
+    bug="write_bytes uploads 4 MiB ranges (the file API's request cap) looping up to len(data) - 1, so a last range "
+    'of one byte is never sent.',
+)
+class WriteSkipsAOneByteLastRange(LocalWorkspaceBackend):
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        ranges = range(0, max(len(data) - 1, 1), 4 * MiB)
+        await super().write_bytes(path, b''.join(data[start : start + 4 * MiB] for start in ranges))
+
+
+@breaks(
+    kills=['files_either_side_of_8_mib_round_trip', 'files_either_side_of_16_mib_round_trip'],
+    bug='write_bytes sends the first 8 MiB part of a multipart upload and completes the upload without the rest.',
+)
+class WriteSendsOnlyTheFirstPart(LocalWorkspaceBackend):
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        await super().write_bytes(path, data[: 8 * MiB])
+
+
+@breaks(
+    kills=['files_either_side_of_16_mib_round_trip'],
+    bug='read_bytes takes the file from one HTTP/2 DATA frame, which holds at most 2^24 - 1 bytes.',
+)
+class ReadsOneHttp2Frame(LocalWorkspaceBackend):
+    async def read_bytes(self, path: str) -> bytes:
+        return (await super().read_bytes(path))[: 2**24 - 1]
+
+
+@breaks(
+    kills=['listing_of_5000_entries_is_complete'],
+    bug='list_dir stops after four pages of 1,000, a guard against endless pagination, and drops every later entry.',
+)
+class ListsFourPagesAtMost(LocalWorkspaceBackend):
+    async def list_dir(self, path: str) -> Sequence[FileEntry]:
+        return list(await super().list_dir(path))[:4000]
