@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from pydantic_ai.workspaces import Workspace
 
-from ._support import skip
+from ._support import lacking
 
 __all__ = ('CANARY', 'environment_of', 'leaked', 'runners_canary')
 
@@ -36,7 +36,7 @@ async def environment_of(workspace: Workspace) -> dict[str, str]:
     """The variables a command sees, read with `env -0` (values may hold newlines); an environment skip without it."""
     result = await workspace.run(['env', '-0'])
     if result.exit_code == 127:
-        skip('environment', 'no `env` in the environment (`env -0` exited 127)')
+        lacking(('env',), '`env -0` exited 127', 'no `env` in the environment (`env -0` exited 127)')
     assert result.exit_code == 0, f'`env -0` exited {result.exit_code}: {result.stderr[:200]}'
     pairs = [item.partition('=') for item in result.stdout.split('\0') if item]
     return {name: value for name, _, value in pairs}

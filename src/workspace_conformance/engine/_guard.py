@@ -17,6 +17,7 @@ import pytest
 from .._frames import backend_frames, leaf, machinery_hidden, traceback_of
 from ..loop_ties import loop_tie, tie_hint
 from ..runtime.watchdog import GRACE, Hang
+from ._baseline import BASELINE_ARGV, Baseline, cached_baseline, keep_baseline, needs_baseline
 from ._concurrency import (
     ACCOUNTING,
     AHEAD,
@@ -33,7 +34,16 @@ from ._concurrency import (
     undecided,
 )
 from ._failures import OBSERVED_LIMIT, RuleFailure, clip, framed, safe_str
-from ._requires import PROBE, RuleSkipped, fixtures_needed, probe_verdict, resolve, subject_fixture, tools_to_probe
+from ._requires import (
+    PROBE,
+    RuleSkipped,
+    Unmet,
+    fixtures_needed,
+    probe_verdict,
+    resolve,
+    subject_fixture,
+    tools_to_probe,
+)
 from ._rule import Rule
 from ._tracing import (
     CALL_BOUND,
@@ -110,6 +120,8 @@ class RuleRun:
     scale: float
     log: OperationLog
     started: float = field(default_factory=time.monotonic)
+    baseline: Baseline | None = None
+    """What the environment held before the rules acted (`engine/_baseline.py`); None when no probe was made."""
 
     def __post_init__(self) -> None:
         self.log.rule = self.rule.qualified
@@ -198,6 +210,8 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
         fixtures: dict[str, Any] = {name: kwargs.pop(name) if name in hidden else kwargs.get(name) for name in read}
         request: pytest.FixtureRequest = fixtures['request']
         if not in_batch():
+            if subject == 'backend' and needs_baseline(request.node, fixtures[subject]):
+                await _take_baseline(rule, fixtures)
             ahead = await _ran_ahead(request, given)
             if ahead is not None:
                 request.node.stash[ACCOUNTING] = dict(ahead.accounting)
@@ -236,7 +250,14 @@ async def _check(
     request: pytest.FixtureRequest = fixtures['request']
     hangs = hangs_of(request.config)
     run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]), log=OperationLog(hangs))
+    if subject == 'backend':
+        run.baseline = cached_baseline(request.node)
     tools = tools_to_probe(rule, fixtures[subject], fixtures)
+    if tools and run.baseline is not None:
+        unmet = _tools_before_rules(tools, run.baseline)
+        if unmet is not None:
+            raise RuleSkipped(rule, unmet.kind, unmet.why)
+        tools = ()  # found before the rules ran: a rule that finds one missing now fails (`engine/_baseline.py`)
     place = slot()
     if place is not None and place.measuring is not None and subject == 'backend':
         run.log.observer = place.observe
@@ -322,6 +343,51 @@ def _remembered(error: BaseException) -> HangRemembered | None:
             found = _remembered(inner)
             if found is not None:
                 return found
+    return None
+
+
+PROBE_BOUND = 30.0
+"""Seconds (at time scale 1) the baseline's one command may take."""
+
+
+async def _take_baseline(rule: Rule, fixtures: dict[str, Any]) -> None:
+    """Take the baseline of the rule's backend now, at its own item, before it or the batch it leads acts.
+
+    Traced and bounded like a rule's own calls (a hang is remembered); whatever it raises or returns, the baseline
+    records it, and the rule goes on: a broken backend fails its rules, it never makes them skip.
+    """
+    request: pytest.FixtureRequest = fixtures['request']
+    hangs = hangs_of(request.config)
+    run = RuleRun(rule=rule, scale=float(fixtures[SCALE_FIXTURE]), log=OperationLog(hangs))
+    token = _CURRENT.set(run)
+    hangs.started(run.log)
+    bound = run.seconds(min(rule.timeout, PROBE_BOUND))
+    started = time.monotonic()
+    baseline = Baseline(answered=False, said=f'it hung for {bound:g} s')
+    try:
+        with anyio.move_on_after(bound) as scope:
+            found = await traced(fixtures['backend'], run.log).run(list(BASELINE_ARGV))
+            took = time.monotonic() - started
+            baseline = Baseline.of(getattr(found, 'exit_code', None), getattr(found, 'stdout', None), took)
+        if scope.cancelled_caught:
+            run.log.remember_hangs(since=scope.deadline - 0.25, waited=max(bound / 2, run.log.grace))
+    except Exception as error:
+        baseline = Baseline(answered=False, said=f'it raised {safe_str(error)}')
+    finally:
+        _CURRENT.reset(token)
+        hangs.finished(run.log)
+    keep_baseline(request.node, baseline)
+
+
+def _tools_before_rules(tools: tuple[str, ...], baseline: Baseline) -> Unmet | None:
+    """The tools requirement's verdict from the baseline: an environment skip when it found a tool missing."""
+    if baseline.no_shell:
+        return probe_verdict(tools, 127, '')
+    if not baseline.answered:
+        return None  # no evidence: the body runs, and a broken backend fails it
+    for tool in tools:
+        if tool not in baseline.found:
+            return probe_verdict(tools, 3, tool)
     return None
 
 

@@ -25,6 +25,7 @@ from .._frames import machinery_hidden
 from .._mirror import Mirror, mirrored_class, protocol_members
 from ..runtime.leftovers import scratch_in_use
 from ..vocabulary import SKIP_KINDS, SkipKind
+from ._baseline import Baseline
 from ._failures import safe_str
 from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run
 from ._requires import RuleSkipped, skip_reason
@@ -40,9 +41,11 @@ __all__ = (
     'RebuiltPerCall',
     'RuleSkipped',
     'SuiteFixtures',
+    'before_rules',
     'commands_of',
     'expect_error',
     'gather',
+    'lacking',
     'make_link',
     'pydantic_ai_at_least',
     'pydantic_ai_version',
@@ -50,6 +53,7 @@ __all__ = (
     'run_environment_tool',
     'scratch',
     'skip',
+    'skip_as_before',
     'skip_reason',
     'supplied',
     'workspace_of',
@@ -75,6 +79,34 @@ Supplied = TypeVar('Supplied')
 def skip(kind: SkipKind, why: str) -> NoReturn:
     """Skip the running rule, with its kind and reason, as evidence rather than silence."""
     raise RuleSkipped(current_run().rule, kind, why)
+
+
+def before_rules() -> Baseline | None:
+    """What the backend's environment held before the rules acted (`engine/_baseline.py`); None when not probed."""
+    return current_run().baseline
+
+
+def lacking(checks: tuple[str, ...], observed: str, why: str) -> NoReturn:
+    """The rule found none of `checks` (probe names) working: skip only when the baseline found none either.
+
+    When the baseline saw one work, the backend lost it since: a failure quoting both observations. A rule with no
+    baseline (its subject is not a backend the guard probed) skips on its own observation, as `why` says.
+    """
+    baseline = before_rules()
+    if baseline is None:
+        skip('environment', why)
+    if baseline.answered and not baseline.has_any(checks):
+        skip('environment', f'{why}; before the rules ran, {baseline.saw(checks)} either')
+    raise AssertionError(f'before the rules ran, {baseline.saw(checks)}; in this rule {observed}')
+
+
+def skip_as_before(kind: SkipKind, check: str, observed: str, why: str) -> NoReturn:
+    """The rule saw `check` (a probe name) hold: skip only when the baseline saw it hold too, else fail with both."""
+    baseline = before_rules()
+    if baseline is None or baseline.has_any((check,)):
+        skip(kind, why)
+    before = f'the probe found no `{check}`' if baseline.answered else baseline.saw((check,))
+    raise AssertionError(f'before the rules ran, {before}; in this rule {observed}')
 
 
 def installed_trio() -> bool:
@@ -184,10 +216,11 @@ def expect_error(expected: type[BaseException] | tuple[type[BaseException], ...]
 
 
 async def run_environment_tool(backend: WorkspaceBackend, argv: list[str], tool: str) -> CommandResult:
-    """Run an environment tool the rule needs; an environment skip when it is missing after all (exit 127)."""
+    """Run an environment tool the rule needs; exit 127 is an environment skip only if it was missing from the start."""
     result = await commands_of(backend).run(argv)
     if result.exit_code == 127:
-        skip('environment', f'no `{tool}` in the environment ({argv[0]} exited 127)')
+        observed = f'`{argv[0]}` exited 127 (command not found)'
+        lacking((tool,), observed, f'no `{tool}` in the environment ({argv[0]} exited 127)')
     return result
 
 
@@ -198,7 +231,8 @@ async def make_link(backend: WorkspaceBackend, make_symlink: MakeSymlink | None,
         return
     result = await run_environment_tool(backend, ['ln', '-s', target, link], 'ln')
     if result.exit_code != 0:
-        skip('environment', f'`ln -s` cannot create symlinks here (exit {result.exit_code}: {result.stderr.strip()})')
+        said = f'exit {result.exit_code}: {result.stderr.strip()[:200]}'
+        lacking(('ln -s',), f'`ln -s` failed ({said})', f'`ln -s` cannot create symlinks here ({said})')
 
 
 def _unknown_ids(kind: str, ids: Mapping[str, str], known: set[str]) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic_ai.workspaces import WorkspaceBackend
 
-from ..authoring import rule, skip
+from ..authoring import lacking, rule
 from ._support import HostCanaries, attempts, in_sandbox
 
 __all__ = ('EnvironmentIsolationRules',)
@@ -27,7 +27,8 @@ class EnvironmentIsolationRules:
         result = await in_sandbox(backend, _DUMP)
         tried, _ = attempts(result)
         if not tried:
-            skip('environment', 'the sandbox has neither `env` nor a readable /proc/self/environ')
+            why = 'the sandbox has neither `env` nor a readable /proc/self/environ'
+            lacking(('env', '/proc/self/environ'), 'neither `env` nor /proc/self/environ answered', why)
         found = [what for what, text in (('name', name), ('value', value)) if text in result.stdout]
         assert not found, (
             f"the runner's variable {name} reaches the sandbox's commands (its {' and '.join(found)} in "

@@ -7,7 +7,7 @@ import tempfile
 
 from pydantic_ai.workspaces import WorkspaceBackend
 
-from ..authoring import rule, skip
+from ..authoring import lacking, rule, skip
 from ._support import HostCanaries, host_directory, in_sandbox
 
 __all__ = ('FileIsolationRules',)
@@ -65,7 +65,7 @@ class FileIsolationRules:
         listed = tempfile.gettempdir()
         result = await in_sandbox(backend, f'ls -a {shlex.quote(listed)}')
         if result.exit_code == 127:
-            skip('environment', 'no `ls` in the sandbox (exit 127)')
+            lacking(('ls',), f'`ls -a {listed}` exited 127', 'no `ls` in the sandbox (exit 127)')
         assert canary.path.name not in result.stdout, (
             f'`ls -a {listed}` in the sandbox lists the host file {canary.path.name}; the backend {_WHY}'
         )

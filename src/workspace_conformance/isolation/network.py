@@ -6,7 +6,7 @@ import shlex
 
 from pydantic_ai.workspaces import WorkspaceBackend
 
-from ..authoring import rule, skip
+from ..authoring import lacking, rule
 from ._support import ATTEMPT, HostCanaries, Listener, attempts, in_sandbox
 
 __all__ = ('NetworkIsolationRules',)
@@ -31,6 +31,10 @@ def _tcp_script(port: int) -> str:
     )
 
 
+TCP_CLIENTS = ('nc', 'bash', 'python3', 'python', 'busybox nc', 'busybox wget', 'curl')
+"""The baseline's names of the clients `_tcp_script` tries."""
+UNIX_CLIENTS = ('nc -U', 'socat', 'python3', 'python')
+"""The baseline's names of the clients `_unix_script` tries."""
 NO_PATH = 'no-such-path'
 """What the unix socket script says when the socket's path does not exist in the sandbox."""
 
@@ -72,7 +76,8 @@ class NetworkIsolationRules:
         port = int(listener.address.rpartition(':')[2])
         tried, connected = attempts(await in_sandbox(backend, _tcp_script(port)))
         if not tried:
-            skip('environment', 'no client tool in the sandbox (nc, bash, python3, python, busybox, curl)')
+            why = 'no client tool in the sandbox (nc, bash, python3, python, busybox, curl)'
+            lacking(TCP_CLIENTS, 'no client tool was tried', why)
         reached = _reached(listener, tried, connected)
         assert reached is None, f'{reached}; the backend claims network isolation'
 
@@ -86,6 +91,7 @@ class NetworkIsolationRules:
         tried, connected = attempts(result)
         hidden = NO_PATH in result.stdout.splitlines()  # no path to connect by: no client could reach it
         if not tried and not hidden:
-            skip('environment', 'no unix socket client in the sandbox (nc -U, socat, python3, python)')
+            why = 'no unix socket client in the sandbox (nc -U, socat, python3, python)'
+            lacking(UNIX_CLIENTS, 'no client tool was tried', why)
         reached = _reached(listener, tried, connected)
         assert reached is None, f'{reached}; the backend claims network isolation'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic_ai.workspaces import WorkspaceBackend
 
-from ..authoring import rule, skip
+from ..authoring import lacking, rule
 from ._support import HostCanaries, attempts, in_sandbox
 
 __all__ = ('ProcessIsolationRules',)
@@ -26,7 +26,8 @@ class ProcessIsolationRules:
         result = await in_sandbox(backend, _LISTING)
         tried, _ = attempts(result)
         if not tried:
-            skip('environment', 'the sandbox has neither `ps` nor a readable /proc to list processes with')
+            why = 'the sandbox has neither `ps` nor a readable /proc to list processes with'
+            lacking(('ps', '/proc/self/cmdline'), 'neither `ps` nor /proc/self/cmdline answered', why)
         assert canary.marker not in result.stdout, (
             f'the host process {canary.pid} (argv has {canary.marker}) shows in the sandbox through '
             f'{" and ".join(tried)}; the backend claims process isolation'

@@ -6,6 +6,7 @@ import math
 import posixpath
 import shlex
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ from pydantic_ai.workspaces import (
     WorkspaceTimeoutError,
 )
 
-from ..authoring import commands_of, current_run, expect_error, rule, scratch, skip, workspace_of
+from ..authoring import before_rules, commands_of, current_run, expect_error, rule, scratch, skip, workspace_of
 from ._timeouts import timed_out_once_started
 
 __all__ = ('CommandRules',)
@@ -56,14 +57,42 @@ def _variables(listing: str) -> dict[str, str]:
 
 
 async def _backend_variable(backend: WorkspaceBackend) -> tuple[str, str]:
-    """A variable the backend sets for every command (PATH when it has one) and its value, read with `env`."""
+    """A variable the backend sets for every command (PATH when it has one) and its value, read with `env`.
+
+    None is an environment skip only when `env` listed none before the rules ran either (the baseline); when it
+    listed one then, the backend lost its environment since: a failure quoting both listings.
+    """
     listing = await commands_of(backend).run(['env'])
     assert listing.exit_code == 0, f'`env` without env= exited {listing.exit_code}: {listing.stderr[:200]!r}'
     variables = _variables(listing.stdout)
+    chosen = _chosen(variables)
+    if chosen is not None:
+        return chosen
+    baseline = before_rules()
+    before = None if baseline is None else _chosen(baseline.variables)
+    if baseline is not None and before is None and not baseline.answered:
+        raise AssertionError(
+            f'`env` listed no variable of the backend in this rule, and before the rules ran {baseline.saw(())}'
+        )
+    if before is None:
+        skip(
+            'environment',
+            'commands run with an empty environment, so there is no variable of the backend to observe'
+            + ('' if baseline is None else ' (`env` listed none before the rules ran either)'),
+        )
+    seen = ', '.join(sorted(variables)) or 'nothing'
+    raise AssertionError(
+        f'before the rules ran, `env` listed {before[0]}={before[1]!r}; in this rule it listed {seen}: '
+        "the backend's own environment was lost between commands"
+    )
+
+
+def _chosen(variables: Mapping[str, str]) -> tuple[str, str] | None:
+    """The variable of the backend to observe: PATH, else HOME, else the first other by name; None when none."""
     for name in ('PATH', 'HOME', *sorted(set(variables) - ALWAYS_CHANGING)):
         if name in variables:
             return name, variables[name]
-    skip('environment', 'commands run with an empty environment, so there is no variable of the backend to observe')
+    return None
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,13 @@ from ..authoring import (
     current_run,
     expect_error,
     gather,
+    lacking,
     rule,
     run_environment_tool,
     safe_str,
     scratch,
     skip,
+    skip_as_before,
     supplied,
     workspace_of,
 )
@@ -263,8 +265,10 @@ class FileRules:
             try:
                 probe = await commands.run(['sh', '-c', 'cat -- "$1" >/dev/null 2>&1', 'sh', locked])
                 if probe.exit_code == 0:
-                    skip(
+                    skip_as_before(
                         'runner',
+                        'reads mode 000',
+                        'the command user read a mode-000 file',
                         'the command user reads a mode-000 file (root or CAP_DAC_OVERRIDE bypasses permissions)',
                     )
                 with expect_error(PermissionError, 'read_bytes of a mode-000 file'):
@@ -749,7 +753,8 @@ async def _make_fifo(backend: WorkspaceBackend, root: str) -> str:
     fifo = posixpath.join(root, 'fifo')
     made = await run_environment_tool(backend, ['mkfifo', fifo], 'mkfifo')
     if made.exit_code != 0:
-        skip('environment', f'`mkfifo` cannot make a FIFO here (exit {made.exit_code})')
+        why = f'`mkfifo` cannot make a FIFO here (exit {made.exit_code})'
+        lacking(('mkfifo here',), f'`mkfifo` failed (exit {made.exit_code}: {made.stderr.strip()[:200]})', why)
     return fifo
 
 

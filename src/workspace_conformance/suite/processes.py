@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WorkspaceRef
 
-from ..authoring import commands_of, current_run, rule, scratch, skip, supplied, wait_until, workspace_of
+from ..authoring import commands_of, current_run, lacking, rule, scratch, supplied, wait_until, workspace_of
 from ._timeouts import timed_out_once_started
 
 __all__ = ('WAIT_FOR_RELEASE', 'ProcessRules')
@@ -92,7 +92,7 @@ async def _launch_detached(commands: SupportsCommands, release: str, finished: s
     """Start a detached helper process; an environment skip without `setsid`, a failure if it never starts."""
     result = await commands.run(['sh', '-c', DETACH, 'sh', release, finished, started])
     if result.exit_code == 127:
-        skip('environment', 'no `setsid` in the environment')
+        lacking(('setsid',), '`command -v setsid` found nothing (exit 127)', 'no `setsid` in the environment')
     assert result.exit_code == 0, f'the detached process never started (launcher exited {result.exit_code})'
 
 
