@@ -31,6 +31,9 @@ PLANTED = frozenset(
         'nul_bytes_in_output_are_kept',
         'stdout_and_stderr_stay_apart',
         'stderr_alone_is_returned',
+        'output_of_1_mib_is_whole_or_an_output_limit_error',
+        'output_of_4_mib_is_whole_or_an_output_limit_error',
+        'output_of_8_mib_is_whole_or_an_output_limit_error',
     }
 )
 """Every rule that checks stderr of a successful command: what dropping it breaks."""

@@ -91,7 +91,9 @@ class TestAuditedLocal(WorkspaceBackendSuite):
 """
 
 
-SYSTEM_READS = frozenset({'/dev/null', '/dev/zero', '/bin/sh', '/proc/$1/stat'})
+SYSTEM_READS = frozenset(
+    {'/dev/null', '/dev/zero', '/bin/sh', '/proc/$1/stat', '/proc/self/environ', '/proc/self/cmdline'}
+)
 """Absolute paths outside scratch that the suite's commands name, each only ever read (or written to discard)."""
 ABSOLUTE = re.compile(r"(?<![\w.$}%#])/[^\s'\"`;|&<>()\\]+")
 """An absolute path in a command: a `/` not inside a word or a shell expansion (`${1%/*}` names no path)."""

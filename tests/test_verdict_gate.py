@@ -147,13 +147,17 @@ import os
 import pytest
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 from workspace_conformance import WorkspaceBackendSuite
+from workspace_conformance.engine._baseline import BASELINE_ARGV, CHECKS
 from workspace_conformance.suite import narrow
 
 PROBE = 'cat -- "$1" >/dev/null 2>&1'  # how the permission rule asks whether the command user reads a mode-000 file
+READS_LOCKED = CHECKS['reads mode 000'][0]  # how the suite's first look at the environment asks the same
 
 
 class ReadsEverything(LocalWorkspaceBackend):  # as root does: the rule's probe reads the locked file
     async def run(self, command, **kwargs):
+        if isinstance(command, list) and list(command) == list(BASELINE_ARGV):  # and so does the suite's first look
+            command = [*command[:2], command[2].replace(READS_LOCKED, 'true')]
         result = await super().run(command, **kwargs)
         if isinstance(command, list) and PROBE in command:
             return type(result)(exit_code=0, stdout=result.stdout, stderr=result.stderr)

@@ -52,6 +52,9 @@ def test_a_stranger_on_the_picked_port_costs_one_more_start(
     monkeypatch.setattr(prefect_utilities, '_find_available_port', lambda: next(picks, None) or real_pick())
     from prefect.server.api.server import SubprocessASGIServer
 
+    with _durable._prefect_lock:  # an earlier test of this process may have started the kept harness
+        while _durable._prefect:
+            _durable._prefect.pop().close()
     try:
         with _durable.prefect_harness(120):
             harness = _durable._prefect[0]

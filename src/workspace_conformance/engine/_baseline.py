@@ -60,7 +60,9 @@ ENV_MARK = '--- workspace-conformance baseline: env ---'
 _SCRIPT = '\n'.join(
     (
         f'mkdir "{PROBE_DIR}" >/dev/null 2>&1',
-        *(f"if {{ {shell}; }} >/dev/null 2>&1; then echo 'found {name}'; fi" for name, (shell, _) in CHECKS.items()),
+        # Each check in a subshell: a failed redirection of a special builtin (`: > file` where `mkdir` was missing)
+        # ends a non-interactive shell, and one broken check must not cost the others or the listing.
+        *(f"if ( {shell} ) >/dev/null 2>&1; then echo 'found {name}'; fi" for name, (shell, _) in CHECKS.items()),
         f'chmod 700 "{PROBE_DIR}/locked" >/dev/null 2>&1; rm -rf "{PROBE_DIR}" >/dev/null 2>&1',
         f"echo '{ENV_MARK}'",
         'env',
@@ -88,9 +90,10 @@ class Baseline:
     @classmethod
     def of(cls, exit_code: object, stdout: object, seconds: float) -> Baseline:
         """What a result of `BASELINE_ARGV` says (an unanswered baseline when it is not that command's output)."""
-        if exit_code == 127:
+        listed = isinstance(stdout, str) and ENV_MARK in stdout
+        if exit_code == 127 and not listed:  # `sh` itself was not found (the script's last `env` may be missing)
             return cls(answered=True, no_shell=True, seconds=seconds, said='`sh` exited 127')
-        if not isinstance(stdout, str) or ENV_MARK not in stdout:
+        if not isinstance(stdout, str) or not listed:
             return cls(answered=False, said=f'`sh -c` exited {exit_code!r} without its listing', seconds=seconds)
         facts, _, listing = stdout.partition(ENV_MARK)
         found = frozenset(line.removeprefix('found ') for line in facts.splitlines() if line.startswith('found '))

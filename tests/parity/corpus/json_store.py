@@ -1,7 +1,10 @@
-"""A files-only workspace backend: each environment is one JSON document on disk.
+"""A files-only workspace backend: each environment is one JSON-lines journal on disk.
 
-The document maps absolute paths to `{"type": "dir"}` or `{"type": "file", "data": <base64>}`. It implements
-`WorkspaceBackend` and `SupportsFilesystem` only: no commands, no `realpath`, and its storage holds no symlinks.
+Replaying the journal gives the document, which maps absolute paths to `{"type": "dir"}` or
+`{"type": "file", "data": <base64>}`; each change appends one line `[path, node]` (`node` null: removed), so a write
+costs what it writes, not the whole document (a directory of 5,000 files is 5,000 short appends). Each process keeps
+the replayed document and the offset it read to. It implements `WorkspaceBackend` and `SupportsFilesystem` only: no
+commands, no `realpath`, and its storage holds no symlinks.
 """
 
 from __future__ import annotations
@@ -25,8 +28,28 @@ PROVIDER = 'json-store'
 WORKING_DIR = '/workspace'
 
 Node = dict[str, str]
-Document = dict[str, Node]
 Result = TypeVar('Result')
+
+
+class Journaled(dict[str, Node]):
+    """The document: a dict that notes each change an operation makes, for the journal."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.changes: list[tuple[str, Node | None]] = []
+
+    def __setitem__(self, key: str, node: Node) -> None:
+        super().__setitem__(key, node)
+        self.changes.append((key, node))
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self.changes.append((key, None))
+
+
+Document = Journaled
+_REPLAYED: dict[str, tuple[int, int, Journaled]] = {}
+"""Each journal this process replayed: its inode, the offset read to, and the document so far."""
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_LOCK = threading.Lock()
@@ -82,9 +105,14 @@ class JsonStoreBackend:
         path = self._ensure()
         with _document_lock(path):
             document = self._load(path)
-            result, changed = operation(document)
+            document.changes.clear()
+            try:
+                result, changed = operation(document)
+            except BaseException:
+                _REPLAYED.pop(str(path), None)  # the operation may have changed the document half-way: replay it
+                raise
             if changed:
-                self._save(path, document)
+                self._save(path, document.changes)
             return result
 
     def _ensure(self) -> Path:
@@ -95,27 +123,39 @@ class JsonStoreBackend:
                 ref = WorkspaceRef(provider=PROVIDER, id=uuid.uuid4().hex)
                 path = self._store / f'{ref.id}.json'
                 with _document_lock(path):
-                    self._save(path, {'/': {'type': 'dir'}, WORKING_DIR: {'type': 'dir'}}, exclusive=True)
+                    self._save(path, [('/', {'type': 'dir'}), (WORKING_DIR, {'type': 'dir'})], exclusive=True)
                 self._ref = ref  # recorded as soon as the create returned
             return self.document_path()
 
-    def _load(self, path: Path) -> Document:
+    def _load(self, path: Path) -> Journaled:
+        """The document, replayed from the journal: from the offset this process read to, when the file is the same."""
         try:
-            text = path.read_text(encoding='utf-8')
+            with open(path, 'rb') as journal:
+                inode = os.fstat(journal.fileno()).st_ino
+                known = _REPLAYED.get(str(path))
+                inode_then, offset, document = known if known and known[0] == inode else (inode, 0, Journaled())
+                journal.seek(offset)
+                tail = journal.read()
         except FileNotFoundError:
+            _REPLAYED.pop(str(path), None)
             raise WorkspaceUnavailableError(f'the environment {self._ref!r} does not exist (destroyed?)') from None
-        document: Document = json.loads(text)
+        complete = tail[: tail.rfind(b'\n') + 1]
+        for line in complete.splitlines():
+            key, node = json.loads(line)
+            if node is None:
+                dict.pop(document, key, None)
+            else:
+                dict.__setitem__(document, key, node)
+        _REPLAYED[str(path)] = (inode_then, offset + len(complete), document)
         return document
 
-    def _save(self, path: Path, document: Document, *, exclusive: bool = False) -> None:
+    def _save(self, path: Path, changes: list[tuple[str, Node | None]], *, exclusive: bool = False) -> None:
+        """Append `changes` to the journal (or, `exclusive`, create it holding them)."""
         if not exclusive and not path.exists():
             raise WorkspaceUnavailableError(f'the environment {self._ref!r} was destroyed')
-        temporary = path.with_name(f'.{path.name}.{uuid.uuid4().hex}.tmp')
-        temporary.write_text(json.dumps(document), encoding='utf-8')
-        if exclusive and path.exists():
-            temporary.unlink()
-            raise FileExistsError(path)
-        os.replace(temporary, path)
+        lines = ''.join(json.dumps([key, node]) + '\n' for key, node in changes).encode('utf-8')
+        with open(path, 'xb' if exclusive else 'ab') as journal:
+            journal.write(lines)
 
     async def working_dir(self) -> str:
         def operation(document: Document) -> tuple[str, bool]:
