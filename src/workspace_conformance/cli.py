@@ -22,12 +22,13 @@ import pytest
 from ._version import __version__
 from .capability import capability_rules
 from .catalog_format import FORMATS, render_suites
+from .engine.waivers import unknown_ids, waiver_file
 from .isolation import isolation_rules
 from .options import concurrency, keyword_problem, max_duration, output_directory_problem, time_scale, workers
 from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
-from .reports.plugin import RECORDER_NAME, ConformanceRecorder
+from .reports.plugin import RECORDER_NAME, ConformanceRecorder, waivers_record
 from .reports.recording import SubjectResults
 from .reports.redact import Redactor
 from .reports.verify import load_report, overridden_in, verify_bundle
@@ -151,6 +152,14 @@ def _parser() -> argparse.ArgumentParser:
         help='run the tool suite on a capability giving the model tools: a named tool target (harness-filesystem, '
         'harness-shell, harness-coder) or package.module:factory returning an AbstractCapability; without TARGET, '
         'only the tool suite runs',
+    )
+    certify.add_argument(
+        '--expected-failures',
+        metavar='FILE',
+        type=waiver_file,
+        help='a YAML mapping of rule id to reason: each rule runs as a strict expected failure (what the '
+        '`expected_failures` fixture means); an entry whose rule passes fails the run, with a line to remove it; '
+        'a bundle holds the file and its hash',
     )
     certify.add_argument('--anyio-backend', choices=['asyncio', 'trio', 'all'], default='all')
     certify.add_argument('-k', dest='keyword', metavar='EXPR', help='only rules matching this pytest -k expression')
@@ -542,6 +551,11 @@ def _import_paths(args: argparse.Namespace) -> list[str]:
     return paths
 
 
+def _waivers_path(args: argparse.Namespace) -> Path | None:
+    """The file of expected failures `certify` was given, for its bundle to hold."""
+    return None if args.expected_failures is None else Path(args.expected_failures.path)
+
+
 def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...], argv: Sequence[str] | None) -> None:
     """The report of a run stopped before its first rule: incomplete, every rule `missing` (if one was asked for)."""
     output = args.bundle or args.report
@@ -550,10 +564,17 @@ def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...]
     subject = SubjectResults(subject=f'test_certification.py::TestCertification[{name}]', started=set(loops))
     subject.expected.update({rule.id: (rule.area, rule.level) for rule in rules()})
     command = [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)]
-    report = assemble([subject], started=now(), profile=args.conformance_profile, interrupted=True, command=command)
+    report = assemble(
+        [subject],
+        started=now(),
+        profile=args.conformance_profile,
+        interrupted=True,
+        command=command,
+        waivers_file=waivers_record(args.expected_failures),
+    )
     write_all(report, Path(output))
     if args.bundle:
-        write_bundle_extras(Path(args.bundle), report, command, _import_paths(args))
+        write_bundle_extras(Path(args.bundle), report, command, _import_paths(args), _waivers_path(args))
 
 
 def _session(pytest_args: list[str], plugins: list[object]) -> int:
@@ -584,13 +605,21 @@ def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | 
         problem = _isolation_problem(args)
         if problem is not None:
             return problem
-    if args.keyword is not None:
-        selectable = (
-            *(rules() if args.target is not None or args.tools is None else ()),
-            *(capability_rules() if args.capability is not None else ()),
-            *(tool_rules() if args.tools is not None else ()),
-            *(isolation_rules() if args.isolation is not None else ()),
+    selectable = (
+        *(rules() if args.target is not None or args.tools is None else ()),
+        *(capability_rules() if args.capability is not None else ()),
+        *(tool_rules() if args.tools is not None else ()),
+        *(isolation_rules() if args.isolation is not None else ()),
+    )
+    if args.expected_failures is not None:
+        problem = unknown_ids(
+            f'--expected-failures {args.expected_failures.path}',
+            args.expected_failures.entries,
+            {rule.id for rule in selectable},
         )
+        if problem is not None:
+            return problem
+    if args.keyword is not None:
         return keyword_problem(args.keyword, (f'test_{rule.id}' for rule in selectable), loops)
     return None
 
@@ -721,6 +750,8 @@ def _certification_arguments(
     if args.conformance_rebuild_per_call:
         pytest_args.append('--conformance-rebuild-per-call')
     pytest_args += ['--conformance-profile', args.conformance_profile]
+    if args.expected_failures is not None:
+        pytest_args += ['--conformance-expected-failures', args.expected_failures.path]
     output = args.bundle or args.report
     if output:
         pytest_args += ['--conformance-report', str(Path(output).resolve())]
@@ -854,6 +885,7 @@ def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None,
             recorder.report,
             [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)],
             _import_paths(args),
+            _waivers_path(args),
         )
     # The one verdict: the report's, which also counts whether the run was complete.
     verdict = recorder.report.verdict if recorder.report is not None else 'not certified'

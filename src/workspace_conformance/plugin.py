@@ -14,6 +14,7 @@ import pytest
 from ._frames import machinery_hidden
 from .engine import _collection as collection_hooks
 from .engine import session as session_hooks
+from .engine import waivers as waiver_hooks
 from .engine._concurrency import DEFAULT_CONCURRENCY, REMOTE_ROUND_TRIP
 from .engine._rule import rule_of
 from .engine._support import rebuild_for_rule
@@ -29,6 +30,7 @@ REPORTS_NAME = 'workspace-conformance-reports'
 _RUNTIME = (
     (session_hooks, 'workspace-conformance-session'),
     (collection_hooks, 'workspace-conformance-collection'),
+    (waiver_hooks, 'workspace-conformance-waivers'),
 )
 
 
@@ -98,6 +100,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=fail_under,
         default=None,
         help=f'{gate_help}; overrides the ini option {FAIL_UNDER_INI}',
+    )
+    group.addoption(
+        waiver_hooks.OPTION,
+        dest='conformance_expected_failures',
+        metavar='FILE',
+        type=waiver_hooks.waiver_file,
+        default=None,
+        help='a YAML mapping of rule id to reason: each rule runs as a strict expected failure (as the '
+        '`expected_failures` fixture); an entry naming no rule of the session is a usage error, and one whose rule '
+        'passes fails the run with a line to remove it',
     )
     parser.addini(FAIL_UNDER_INI, help=f'{gate_help}; --conformance-fail-under overrides it', default='')
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import posixpath
 import uuid
@@ -33,6 +32,7 @@ from ._rule import rule_of
 from ._rules import catalog
 from ._tracing import HangRemembered
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
+from .waivers import WAIVERS, unknown_ids
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
@@ -235,20 +235,6 @@ async def make_link(backend: WorkspaceBackend, make_symlink: MakeSymlink | None,
         lacking(('ln -s',), f'`ln -s` failed ({said})', f'`ln -s` cannot create symlinks here ({said})')
 
 
-def _unknown_ids(kind: str, ids: Mapping[str, str], known: set[str]) -> str | None:
-    unknown = sorted(set(ids) - known)
-    if not unknown:
-        return None
-    hints = []
-    for rule_id in unknown:
-        close = difflib.get_close_matches(rule_id.removeprefix('test_'), sorted(known), n=1)
-        hints.append(f'{rule_id!r}' + (f' (did you mean {close[0]!r}?)' if close else ''))
-    return (
-        f'`{kind}` names unknown rule ids: {", ".join(hints)}. '
-        'Use rule ids as `workspace-conformance rules` lists them (the test name without `test_`).'
-    )
-
-
 class RebuiltPerCall(Mirror):
     """A backend whose every operation goes to a backend freshly built from its ref, as durable execution does.
 
@@ -424,18 +410,23 @@ class SuiteFixtures:
         problems = [
             problem
             for problem in (
-                _unknown_ids('declared_limits', declared_limits, known),
-                _unknown_ids('expected_failures', expected_failures, known),
+                unknown_ids('declared_limits', declared_limits, known),
+                unknown_ids('expected_failures', expected_failures, known),
             )
             if problem
         ]
         if problems:
             raise ConformanceConfigError(' '.join(problems))
-        both = set(declared_limits) & set(expected_failures)
+        filed = request.config.stash.get(WAIVERS, None)
+        from_file = {} if filed is None else {key: why for key, why in filed.entries.items() if key in known}
+        both = set(declared_limits) & (set(expected_failures) | set(from_file))
         if both:
             raise ConformanceConfigError(
                 f'rule ids are both declared limits and expected failures: {sorted(both)}; choose one for each'
             )
         if meta.id in expected_failures:
             reason = f'[{meta.qualified}] expected failure: {expected_failures[meta.id]}'
+            request.node.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+        elif filed is not None and meta.id in from_file:
+            reason = f'[{meta.qualified}] expected failure ({filed.name}): {from_file[meta.id]}'
             request.node.add_marker(pytest.mark.xfail(reason=reason, strict=True))

@@ -14,6 +14,7 @@ from .model import (
     RuleOutcome,
     SuiteReport,
     Waiver,
+    WaiverFileRecord,
     isolation_of,
     isolation_verdict,
     overall_verdict,
@@ -50,6 +51,7 @@ def assemble(
     interrupted: bool,
     command: Sequence[str] = (),
     redact: Redactor | None = None,
+    waivers_file: WaiverFileRecord | None = None,
 ) -> Report:
     """The report of a run; `complete` only when nothing interrupted it and every rule has a result."""
     redact = redact or Redactor()
@@ -90,4 +92,5 @@ def assemble(
         complete=complete,
         suites=suites,
         verdict=overall_verdict(suites, complete=complete),
+        expected_failures_file=waivers_file,
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .model import Report
 from .redact import Redactor
-from .verify import CHECKSUMS, checksums
+from .verify import CHECKSUMS, WAIVERS_COPY, checksums
 
 __all__ = ('write_bundle_extras',)
 
@@ -27,13 +27,20 @@ def _installed(name: str) -> str | None:
 
 
 def write_bundle_extras(
-    directory: Path, report: Report, command: Sequence[str], import_paths: Sequence[str] = ()
+    directory: Path,
+    report: Report,
+    command: Sequence[str],
+    import_paths: Sequence[str] = (),
+    waivers: Path | None = None,
 ) -> None:
     """Add environment.json and REPRODUCE.md next to the report files, then hash them all into SHA256SUMS.
 
     `import_paths` are the directories that must be on `PYTHONPATH` to import the target's modules; the command
-    in REPRODUCE.md sets it.
+    in REPRODUCE.md sets it. `waivers`, the file of expected failures the run was given, is copied in as
+    `expected-failures.yaml`.
     """
+    if waivers is not None:
+        (directory / WAIVERS_COPY).write_bytes(waivers.read_bytes())
     redact = Redactor()
     shown = ' '.join(shlex.quote(redact(part)) for part in ['workspace-conformance', *command[1:]])
     if import_paths:

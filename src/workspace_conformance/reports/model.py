@@ -223,6 +223,19 @@ class SuiteReport(BaseModel):
         return self.subject.rpartition('::')[2].partition('[')[0]
 
 
+class WaiverFileRecord(BaseModel):
+    """The file of expected failures a run was given (`--expected-failures`): its name, hash and the rules it waives.
+
+    A bundle holds the file itself as `expected-failures.yaml`; `verify` checks it against this hash.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    sha256: str
+    rule_ids: list[str]
+
+
 class Report(BaseModel):
     """A conformance run: what ran, where, with which tools, every rule's evidence, and the verdict."""
 
@@ -239,6 +252,8 @@ class Report(BaseModel):
     """False when the run was interrupted or any rule has no result; such a report is never certified."""
     suites: list[SuiteReport]
     verdict: Verdict
+    expected_failures_file: WaiverFileRecord | None = None
+    """The file of expected failures the run was given, if any (each suite lists the waivers it applied)."""
 
 
 _RANK: dict[Verdict, int] = {'certified': 0, 'partial': 1, 'not certified': 2}

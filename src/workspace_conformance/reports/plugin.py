@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
+from ..engine.waivers import WAIVERS, WaiverFile
 from ..options import FailUnder, output_directory_problem
 from ..runtime import emergency
 from ..suite import Rule, catalog, clip, hangs_of, overridden_rules, rule_of, unresponsive
 from ..vocabulary import BYPASS_CAPABILITIES, OUTCOME_PROPERTY
 from .assemble import assemble, now
-from .model import Report, meets
+from .model import Report, WaiverFileRecord, meets
 from .recording import CRASH_PROPERTY, SubjectResults, merge, user_property
 from .redact import Redactor
 from .render.terminal import write_summary
@@ -122,6 +123,13 @@ def _redact_longrepr(report: pytest.TestReport, config: pytest.Config) -> None:
         report.longrepr = cleaned
 
 
+def waivers_record(filed: WaiverFile | None) -> WaiverFileRecord | None:
+    """The report's record of a run's file of expected failures, or None when it was given none."""
+    if filed is None:
+        return None
+    return WaiverFileRecord(name=filed.name, sha256=filed.sha256, rule_ids=sorted(filed.entries))
+
+
 def _identity(item: pytest.Item) -> dict[str, Any]:
     """What the item's fixtures say about the backend and its waivers, as builtin types."""
     funcargs: dict[str, Any] = getattr(item, 'funcargs', {})
@@ -142,6 +150,10 @@ def _identity(item: pytest.Item) -> dict[str, Any]:
         waivers = funcargs.get(name)
         if isinstance(waivers, Mapping):
             found[name] = {str(key): str(value) for key, value in waivers.items()}
+    filed = item.config.stash.get(WAIVERS, None)
+    meta = rule_of(getattr(item, 'function', None))
+    if filed is not None and meta is not None and meta.id in filed.entries:
+        found.setdefault('expected_failures', {}).setdefault(meta.id, filed.entries[meta.id])
     return found
 
 
@@ -187,6 +199,7 @@ class ConformanceRecorder:
             profile=str(self.config.getoption('conformance_profile', default=None) or 'ci'),
             interrupted=interrupted,
             command=list(self.config.invocation_params.args),
+            waivers_file=waivers_record(self.config.stash.get(WAIVERS, None)),
         )
         target = self.config.getoption('conformance_report', default=None)
         if target:

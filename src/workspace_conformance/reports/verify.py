@@ -13,9 +13,11 @@ from ..suite import Rule, rules
 from ..tools import tool_rules
 from .model import Report, RuleSummary, SuiteReport, overall_verdict, summarize, verdict_of
 
-__all__ = ('CHECKSUMS', 'catalog_of', 'checksums', 'load_report', 'overridden_in', 'verify_bundle')
+__all__ = ('CHECKSUMS', 'WAIVERS_COPY', 'catalog_of', 'checksums', 'load_report', 'overridden_in', 'verify_bundle')
 
 CHECKSUMS = 'SHA256SUMS'
+WAIVERS_COPY = 'expected-failures.yaml'
+"""The bundle's copy of the file of expected failures its run was given."""
 
 
 def checksums(directory: Path) -> str:
@@ -138,4 +140,17 @@ def verify_bundle(directory: Path) -> list[str]:
         report = load_report(directory / 'report.json')
     except ValueError as error:
         return [*problems, str(error)]
-    return problems + _report_problems(report, 'report.json')
+    return problems + _waivers_problems(directory, report) + _report_problems(report, 'report.json')
+
+
+def _waivers_problems(directory: Path, report: Report) -> list[str]:
+    """Whether the bundle holds the file of expected failures its report records, byte for byte."""
+    record = report.expected_failures_file
+    if record is None:
+        return []
+    copy = directory / WAIVERS_COPY
+    if not copy.is_file():
+        return [f'{WAIVERS_COPY}: missing, though report.json records the run was given {record.name}']
+    if hashlib.sha256(copy.read_bytes()).hexdigest() != record.sha256:
+        return [f'{WAIVERS_COPY}: its SHA-256 is not the one report.json records for {record.name}']
+    return []
