@@ -27,10 +27,10 @@ from .options import concurrency, keyword_problem, max_duration, output_director
 from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
+from .reports.matrix import MatrixError, find_bundles, group_rows, load_rows, write_matrix
 from .reports.plugin import RECORDER_NAME, ConformanceRecorder
 from .reports.recording import SubjectResults
 from .reports.redact import Redactor
-from .reports.matrix import MatrixError, find_bundles, group_rows, load_rows, write_matrix
 from .reports.submission import BUNDLE, SUBMISSION, is_submission, verify_submission
 from .reports.verify import load_report, overridden_in, verify_bundle
 from .reports.write import render, write_all

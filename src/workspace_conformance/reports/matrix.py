@@ -18,6 +18,7 @@ from pathlib import Path
 
 import jinja2
 
+from .._version import __version__
 from .model import Report, Verdict
 from .submission import BUNDLE, is_submission, load_submission, verify_submission
 from .verify import CHECKSUMS, load_report, verify_bundle
@@ -28,12 +29,14 @@ __all__ = (
     'MatrixError',
     'MatrixGroup',
     'MatrixRow',
+    'catalog_hash',
     'find_bundles',
     'group_rows',
     'load_rows',
     'render_html',
     'render_json',
     'render_markdown',
+    'row_of',
     'write_matrix',
 )
 
@@ -108,16 +111,32 @@ def find_bundles(paths: Iterable[Path]) -> list[Path]:
 
 
 def _problems(bundle: Path) -> list[str]:
-    """Verification problems of a bundle, or of the submission whose `bundle/` it is."""
+    """Verification problems of a bundle, or of the submission whose `bundle/` it is.
+
+    A bundle another toolkit version made is checked as far as this one can (hashes, every verdict recomputed from
+    the results) and goes in a group of its own: that `verify` cannot check it against this version's catalog is
+    not a problem here.
+    """
     if bundle.name == BUNDLE and is_submission(bundle.parent):
-        return verify_submission(bundle.parent)
-    return verify_bundle(bundle)
+        problems = verify_submission(bundle.parent)
+    else:
+        problems = verify_bundle(bundle)
+    try:
+        made_by = load_report(bundle / 'report.json').toolkit_version
+    except ValueError:
+        return problems
+    other_version = f'report.json: made by workspace-conformance {made_by}, this is {__version__}: '
+    return [problem for problem in problems if not problem.removeprefix(f'{BUNDLE}/').startswith(other_version)]
 
 
 def catalog_hash(report: Report) -> tuple[str, int]:
     """A short hash of the rules the report ran (area, id, level, clause), and how many there are."""
     rules = sorted(
-        {(result.area, result.rule_id, result.level, result.clause) for suite in report.suites for result in suite.results}
+        {
+            (result.area, result.rule_id, result.level, result.clause)
+            for suite in report.suites
+            for result in suite.results
+        }
     )
     digest = hashlib.sha256(json.dumps(rules).encode()).hexdigest()[:12]
     return digest, len(rules)
@@ -135,7 +154,8 @@ def _subject(bundle: Path, report: Report) -> str:
     return report.suites[0].backend_class or report.suites[0].subject if report.suites else bundle.name
 
 
-def _row(bundle: Path, report: Report) -> MatrixRow:
+def row_of(bundle: Path, report: Report) -> MatrixRow:
+    """The matrix row of a bundle's report: per area the rules passed and applicable, its waivers, its catalog."""
     areas: dict[str, list[int]] = {}
     for suite in report.suites:
         for rule in suite.rules:
@@ -167,11 +187,10 @@ def load_rows(bundles: Sequence[Path]) -> tuple[list[MatrixRow], list[str]]:
             more = f' (and {len(problems) - 1} more)' if len(problems) > 1 else ''
             target = bundle.parent if bundle.name == BUNDLE and is_submission(bundle.parent) else bundle
             refused.append(
-                f'{bundle}: refused, it does not verify: {problems[0]}{more}; '
-                f'see workspace-conformance verify {target}'
+                f'{bundle}: refused, it does not verify: {problems[0]}{more}; see workspace-conformance verify {target}'
             )
             continue
-        rows.append(_row(bundle, load_report(bundle / 'report.json')))
+        rows.append(row_of(bundle, load_report(bundle / 'report.json')))
     return rows, refused
 
 
@@ -201,7 +220,9 @@ def _cell(text: str) -> str:
 
 
 def _count(count: AreaCount | None) -> str:
-    return '-' if count is None else f'{count.passed}/{count.applicable}'
+    if count is None:
+        return '-'
+    return f'{count.passed}/{count.applicable}' if count.applicable else 'n/a'
 
 
 def _waivers(row: MatrixRow, ids: tuple[str, ...], base: Path) -> str:
@@ -218,7 +239,7 @@ def render_markdown(groups: Sequence[MatrixGroup], base: Path) -> str:
         '# Conformance matrix',
         '',
         'One row per bundle, each verified first (`workspace-conformance verify`). Per area: the rules that passed, '
-        'of those that apply to the backend. Declared limits and expected failures link to the report\'s gaps. '
+        "of those that apply to the backend. Declared limits and expected failures link to the report's gaps. "
         'Bundles made by different toolkit versions or against different rule catalogs are in separate tables.',
     ]
     for group in groups:

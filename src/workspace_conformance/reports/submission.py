@@ -1,4 +1,4 @@
-"""A submission folder (README.md, submission.yaml, bundle/) checked against its schema and its bundle, one line a problem."""
+"""A submission folder (README.md, submission.yaml, bundle/) checked against its schema and bundle, a line a problem."""
 
 from __future__ import annotations
 
@@ -78,6 +78,8 @@ def _field_problem(error: dict[str, object]) -> str:
         return f'{SUBMISSION}: {location}: not a field of a submission: remove it (the fields: {known})'
     if kind == 'missing':
         return f'{SUBMISSION}: {location}: missing: add it'
+    if kind == 'string_type' and isinstance(error.get('input'), int | float):  # YAML read `version: 1.10` as 1.1
+        return f'{SUBMISSION}: {location}: {error["input"]} is not text: quote it ("...") so YAML keeps it as written'
     if kind == 'literal_error':
         return f'{SUBMISSION}: {location}: must be one of {", ".join(MODES)}'
     return f'{SUBMISSION}: {location}: {message.removeprefix("Value error, ")}'
