@@ -65,14 +65,30 @@ def _memory_bundle_copy(tmp_path: Path) -> Path:
     return bundle
 
 
-def test_a_bundle_with_one_changed_byte_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bundle = _memory_bundle_copy(tmp_path)
-    shutil.copytree(SUBMISSIONS / 'workspace-conformance' / 'local' / 'bundle', tmp_path / 'bundles' / 'local')
-    report = bundle / 'report.json'
+def _change_one_byte(report: Path) -> None:
     data = bytearray(report.read_bytes())
     at = data.index(b'"duration": ') + len(b'"duration": ')  # a digit: still valid JSON, only the hash can tell
     data[at] = ord('7') if data[at] != ord('7') else ord('8')
     report.write_bytes(bytes(data))
+
+
+def test_a_submission_with_one_changed_byte_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / 'acme' / 'memory'
+    shutil.copytree(MEMORY, folder)
+    _change_one_byte(folder / 'bundle' / 'report.json')
+    assert main(['verify', str(folder)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        'bundle/report.json: its SHA-256 does not match SHA256SUMS (the file was changed)'
+    ]
+    assert main(['matrix', str(tmp_path), '--out', str(tmp_path / 'out')]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert str(folder.resolve() / 'bundle') in line and 'bundle/report.json: its SHA-256 does not match' in line
+
+
+def test_a_bundle_with_one_changed_byte_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _memory_bundle_copy(tmp_path)
+    shutil.copytree(SUBMISSIONS / 'workspace-conformance' / 'local' / 'bundle', tmp_path / 'bundles' / 'local')
+    _change_one_byte(bundle / 'report.json')
     out = tmp_path / 'out'
     assert main(['matrix', str(tmp_path / 'bundles'), '--out', str(out)]) == 1
     lines = capsys.readouterr().err.splitlines()
