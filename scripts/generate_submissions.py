@@ -58,6 +58,10 @@ def _submission_yaml(target: str, backend_version: str) -> str:
     )
 
 
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _readme(target: str, bundle: Path, ran_here: bool) -> str:
     report = load_report(bundle / 'report.json')
     command = json.loads((bundle / 'environment.json').read_text())['command']
@@ -70,7 +74,7 @@ def _readme(target: str, bundle: Path, ran_here: bool) -> str:
     step = 2 if ran_here else 3
     return (
         f'# workspace-conformance / {target}\n\n'
-        f'{WHAT.get(target, f"the `{target}` target")}; {where}. Verdict **{report.verdict}**, '
+        f'{_capitalized(WHAT.get(target, f"the `{target}` target"))}; {where}. Verdict **{report.verdict}**, '
         f'workspace-conformance {report.toolkit_version}, pydantic-ai {report.pydantic_ai_version}, '
         f'event loops {", ".join(sorted({loop for suite in report.suites for loop in suite.anyio_backends}))}.\n\n'
         '| toolkit version | backend version | mode | bundle |\n| --- | --- | --- | --- |\n'
