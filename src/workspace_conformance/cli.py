@@ -485,7 +485,7 @@ def _verify(args: argparse.Namespace) -> int:
     overridden = overridden_in(report)
     note = f' ({len(overridden)} overridden by the subclass: {", ".join(overridden)})' if overridden else ''
     rules_count = sum(len(suite.rules) for suite in report.suites)
-    what = f'submission {directory.name} (README.md, {SUBMISSION}, {BUNDLE}/): ' if submission else ''
+    what = f'submission {directory.resolve().name} (README.md, {SUBMISSION}, {BUNDLE}/): ' if submission else ''
     sys.stdout.write(f'verified: {what}{report.verdict}, {rules_count} rules{note}, hashes match\n')
     return 0
 
