@@ -239,7 +239,8 @@ def render_markdown(groups: Sequence[MatrixGroup], base: Path) -> str:
         '# Conformance matrix',
         '',
         'One row per bundle, each verified first (`workspace-conformance verify`). Per area: the rules that passed, '
-        "of those that apply to the backend (n/a: none applies). Declared limits and expected failures link to the report's gaps. "
+        'of those that apply to the backend (n/a: none applies). Declared limits and expected failures link to '
+        "the report's gaps. "
         'Bundles made by different toolkit versions or against different rule catalogs are in separate tables.',
     ]
     for group in groups:
