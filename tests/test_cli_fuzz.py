@@ -163,7 +163,20 @@ def _reading(places: Places) -> st.SearchStrategy[Case]:
             (['verify'], BAD),
         ]
     )
-    return st.one_of(report, diff, verify)
+    out = str(places.root / 'out' / 'matrix')
+    matrix = st.sampled_from(
+        [
+            (['matrix', str(places.bundle), '--out', out], ANY),  # narrowed, so incomplete: refused, status 1
+            (['matrix', str(places.root), '--out', out], ANY),
+            (['matrix', str(places.tampered), str(places.bundle), '--out', out], ANY),
+            (['matrix', str(places.a_file), '--out', out], BAD),
+            (['matrix', '/proc/x', '--out', out], BAD),
+            (['matrix', str(places.bundle), '--out', str(places.a_file)], BAD),
+            (['matrix', str(places.bundle)], BAD),
+            (['matrix'], BAD),
+        ]
+    )
+    return st.one_of(report, diff, verify, matrix)
 
 
 def _others() -> st.SearchStrategy[Case]:
@@ -191,8 +204,21 @@ SESSIONS: list[list[str]] = []
 """The pytest arguments of every certification that passed validation and reached its (stub) session."""
 
 
-SUBCOMMANDS = ('certify', 'report', 'diff', 'verify', 'rules', 'targets', 'clean')
-TOKENS = ['certify', 'report', 'diff', 'verify', 'rules', 'targets', 'clean', 'memory', '-k', '-n', '--format']
+SUBCOMMANDS = ('certify', 'report', 'diff', 'verify', 'matrix', 'rules', 'targets', 'clean')
+TOKENS = [
+    'certify',
+    'report',
+    'diff',
+    'verify',
+    'matrix',
+    'rules',
+    'targets',
+    'clean',
+    'memory',
+    '-k',
+    '-n',
+    '--format',
+]
 TOKENS += ['--report', '--bundle', '--conformance-time-scale', '--anyio-backend', '--', '-', '--=', '-kexists']
 
 

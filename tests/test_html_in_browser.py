@@ -10,7 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from workspace_conformance.reports.model import Report, RuleOutcome, SuiteReport, Waiver, summarize, verdict_of
+from workspace_conformance.reports.matrix import AreaCount, MatrixRow, group_rows
+from workspace_conformance.reports.matrix import render_html as render_matrix_html
+from workspace_conformance.reports.model import (
+    Report,
+    RuleOutcome,
+    SuiteReport,
+    Verdict,
+    Waiver,
+    summarize,
+    verdict_of,
+)
 from workspace_conformance.reports.render import render_html
 
 from .runner import report_of
@@ -182,3 +192,55 @@ def test_long_evidence_wraps_inside_the_page_and_failures_come_first(tmp_path: P
     assert scroll_width <= client_width, probe  # ...and nothing makes the page scroll sideways
     assert probe['wider'] == [], probe
     assert probe['first'] == ['failed', 'failed'], probe
+
+
+def _matrix_rows(count: int) -> list[MatrixRow]:
+    """`count` rows of one catalog: verdicts in turn, seven areas, some waivers, long subjects here and there."""
+    verdicts: tuple[Verdict, ...] = ('certified', 'partial', 'not certified')
+    areas = ('commands', 'files', 'lifecycle', 'processes', 'properties', 'stateful', 'symlinks')
+    return [
+        MatrixRow(
+            bundle=Path(f'/bundles/{index}'),
+            subject=f'vendor-{index:02d}/'
+            + ('a-very-long-backend-name-' * 3 if index % 7 == 0 else f'backend-{index}'),
+            toolkit_version='0.2.0',
+            pydantic_ai_version='2.68.0',
+            catalog_hash='51fcd8036402',
+            rules=139,
+            event_loops=('asyncio', 'trio'),
+            verdict=verdicts[index % 3],
+            areas={area: AreaCount(40 - index % 5, 40) for area in areas},
+            declared_limits=('limited',) * (index % 2),
+            expected_failures=(),
+        )
+        for index in range(count)
+    ]
+
+
+def _matrix_shown(dom: str) -> list[str]:
+    """The verdict of each matrix row that is shown."""
+    rows = re.findall(r'<tr class="matrix-row" data-verdict="([^"]+)"([^>]*)>', dom)
+    return [verdict for verdict, attributes in rows if 'hidden' not in attributes]
+
+
+@pytest.mark.parametrize('width', [1200, 800])
+def test_the_matrix_reads_well_at_fifty_rows_and_filters_by_verdict_and_area(tmp_path: Path, width: int) -> None:
+    page = tmp_path / 'matrix.html'
+    html = render_matrix_html(group_rows(_matrix_rows(50)), tmp_path)
+    page.write_text(html.replace('</body>', OVERFLOW_PROBE + '</body>'))
+    everything = _dom(page, '', f'--window-size={width},800')
+    shown = _matrix_shown(everything)
+    assert len(shown) == 50
+    assert shown == sorted(shown, key=['certified', 'partial', 'not certified'].index)  # certified rows first
+    probe = json.loads(re.search(r'data-overflow="([^"]*)"', everything).group(1).replace('&quot;', '"'))  # type: ignore[union-attr]
+    scroll_width, client_width = probe['page']
+    assert scroll_width <= client_width, probe  # the page never scrolls sideways...
+    if width >= 1200:  # ...and at 1200 pixels nothing is cut: long subjects wrap in their cells
+        assert probe['wider'] == [], probe
+    else:  # narrower, the table scrolls inside its own box
+        assert 'DIV.scroll' in probe['wider'] and not {'BODY.', 'H1.', 'FORM.filters', 'P.'} & set(probe['wider'])
+    partial = _dom(page, '#verdict=partial&area=files')
+    assert _matrix_shown(partial) == ['partial'] * 17
+    cells = re.findall(r'<t[dh] class="[^"]*" data-area="([^"]+)"([^>]*)>', partial)
+    assert {area for area, attributes in cells if 'hidden' not in attributes} == {'files'}
+    assert len([area for area, _ in cells]) == 7 * 51  # the other areas are there, only hidden

@@ -28,9 +28,11 @@ from .options import concurrency, keyword_problem, max_duration, output_director
 from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
+from .reports.matrix import MatrixError, find_bundles, group_rows, load_rows, write_matrix
 from .reports.plugin import RECORDER_NAME, ConformanceRecorder, waivers_record
 from .reports.recording import SubjectResults
 from .reports.redact import Redactor
+from .reports.submission import BUNDLE, SUBMISSION, is_submission, verify_submission
 from .reports.verify import load_report, overridden_in, verify_bundle
 from .reports.write import render, write_all
 from .runtime import emergency
@@ -252,8 +254,26 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument('old', metavar='OLD_JSON')
     diff.add_argument('new', metavar='NEW_JSON')
 
-    verify = commands.add_parser('verify', help='check a bundle: hashes, verdicts, completeness; exit 1 on a problem')
+    verify = commands.add_parser(
+        'verify',
+        help='check a bundle (hashes, verdicts, completeness), or a submission folder (its README, submission.yaml '
+        'and bundle/, docs/submitting.md); exit 1 on a problem',
+    )
     verify.add_argument('bundle', metavar='DIR')
+
+    matrix = commands.add_parser(
+        'matrix',
+        help='verify bundles, then write them side by side: matrix.md, matrix.html, matrix.json; exit 1 when one '
+        'does not verify',
+        description=(
+            'One row per bundle: subject, versions, catalog hash, event loops, verdict, and per area the rules that '
+            'passed of those that apply. A directory is searched for bundles (directories with report.json and '
+            'SHA256SUMS). A bundle that does not verify is refused with one line, nothing is written, and the exit '
+            'status is 1.'
+        ),
+    )
+    matrix.add_argument('bundles', metavar='BUNDLE_OR_DIR', nargs='+')
+    matrix.add_argument('--out', metavar='DIR', required=True, help='directory to write the matrix files into')
 
     serve = commands.add_parser(
         'serve',
@@ -354,6 +374,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _diff(args)
     if args.command == 'verify':
         return _verify(args)
+    if args.command == 'matrix':
+        return _matrix(args)
     if args.command == 'serve':
         return _serve(args)
     if args.command == 'clean':
@@ -462,16 +484,39 @@ def _verify(args: argparse.Namespace) -> int:
     directory = Path(args.bundle)
     if not directory.is_dir():
         return _fail(f'{directory}: not a directory')
-    problems = verify_bundle(directory)
+    submission = is_submission(directory)
+    problems = verify_submission(directory) if submission else verify_bundle(directory)
     for problem in problems:
         sys.stdout.write(f'{problem}\n')
     if problems:
         return EXIT_NOT_CERTIFIED
-    report = load_report(directory / 'report.json')
+    report = load_report(directory / (f'{BUNDLE}/report.json' if submission else 'report.json'))
     overridden = overridden_in(report)
     note = f' ({len(overridden)} overridden by the subclass: {", ".join(overridden)})' if overridden else ''
     rules_count = sum(len(suite.rules) for suite in report.suites)
-    sys.stdout.write(f'verified: {report.verdict}, {rules_count} rules{note}, hashes match\n')
+    what = f'submission {directory.resolve().name} (README.md, {SUBMISSION}, {BUNDLE}/): ' if submission else ''
+    sys.stdout.write(f'verified: {what}{report.verdict}, {rules_count} rules{note}, hashes match\n')
+    return 0
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    """`matrix`: verify every bundle found, refuse those that fail (one line each, exit 1), else write the matrix."""
+    problem = output_directory_problem('--out', args.out)
+    if problem is not None:
+        return _fail(problem)
+    try:
+        bundles = find_bundles(Path(path) for path in args.bundles)
+    except MatrixError as error:
+        return _fail(str(error))
+    rows, refused = load_rows(bundles)
+    for line in refused:
+        _say(line)
+    if refused:
+        return EXIT_NOT_CERTIFIED
+    groups = group_rows(rows)
+    for path in write_matrix(groups, Path(args.out)):
+        sys.stdout.write(f'wrote {path}\n')
+    sys.stdout.write(f'matrix: {len(rows)} bundles in {len(groups)} group(s) (toolkit version and rule catalog)\n')
     return 0
 
 
