@@ -15,8 +15,6 @@ import pytest
 
 from .test_waivers_and_guards import HEADER
 
-pytestmark = pytest.mark.slow  # pytest and certify in subprocesses, about 10 s each
-
 IGNORES_ENV = """
 
 class IgnoresEnv(LocalWorkspaceBackend):
@@ -33,7 +31,7 @@ def _run(pytester: pytest.Pytester, waivers: str, *args: str) -> pytest.RunResul
     pytester.makepyfile(test_subject=HEADER + IGNORES_ENV)
     path = pytester.path / 'expected-failures.yaml'
     path.write_text(waivers)
-    return pytester.runpytest_subprocess(
+    return pytester.runpytest_inprocess(
         '-p', 'no:cacheprovider', '--conformance-expected-failures', str(path), '-k', RULES, *args
     )  # fmt: skip
 
@@ -84,6 +82,7 @@ def _certify(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # `certify` in a subprocess
 def test_certify_bundles_the_file_and_verify_checks_its_bytes(tmp_path: Path) -> None:
     waivers = tmp_path / 'waivers.yaml'
     waivers.write_text('stdin_is_at_eof: once hung on our SDK\n')
@@ -107,6 +106,7 @@ def test_certify_bundles_the_file_and_verify_checks_its_bytes(tmp_path: Path) ->
     assert 'expected-failures.yaml' in tampered.stdout + tampered.stderr
 
 
+@pytest.mark.slow  # `certify` in a subprocess
 def test_certify_refuses_an_unknown_rule_id_in_one_line(tmp_path: Path) -> None:
     waivers = tmp_path / 'waivers.yaml'
     waivers.write_text('stdin_is_at_oef: typo\n')

@@ -66,7 +66,7 @@ SHELL_FILES = (
 )
 NATIVE_FILES = (
     "the backend has no file methods of its own: pydantic-ai's shell-derived filesystem moves files in commands of at "
-    'most 64 KiB, so a size past 1 MiB crosses no boundary of this backend that 1 MiB does not'
+    'most 64 KiB, so no file size crosses a boundary of this backend (large_file_round_trip drives 8 MiB through them)'
 )
 OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
     'fresh': (('fresh_backend',), 'provide the `fresh_backend` fixture'),
