@@ -126,7 +126,10 @@ def _finish(target: str, bundle: Path, *, ran_here: bool) -> int:
 
 
 def copy_from(directory: Path) -> int:
-    """Copy every bundle under `directory` into submissions/workspace-conformance/<its target>/bundle, unchanged."""
+    """Copy every bundle under `directory` into submissions/workspace-conformance/<its directory's name>/bundle.
+
+    The bundles are copied unchanged; name each bundle's directory after its target (`docker`, `gvisor`, ...).
+    """
     if directory.resolve().is_relative_to(SUBMISSIONS.resolve()):
         print(f'{directory}: already in submissions/: pass the directory the other bundles are in')
         return 1
@@ -137,9 +140,7 @@ def copy_from(directory: Path) -> int:
         return 1
     status = 0
     for source in bundles:
-        report = load_report(source / 'report.json')
-        subject = report.suites[0].subject if report.suites else source.name
-        target = subject.rpartition('[')[2].rstrip(']') if '[' in subject else source.name
+        target = source.name  # the bundle's directory names the target: two runs of one named target differ by it
         bundle = OURS / target / 'bundle'
         shutil.rmtree(bundle, ignore_errors=True)
         shutil.copytree(source, bundle)
