@@ -21,7 +21,6 @@ import posixpath
 import random
 from collections.abc import Sequence
 
-import anyio
 from pydantic_ai.workspaces import (
     CommandResult,
     SupportsCommands,
@@ -31,6 +30,7 @@ from pydantic_ai.workspaces import (
 )
 
 from ..authoring import commands_of, rule, scratch, workspace_of
+from ._entries import entry_names, make_entries
 
 __all__ = ('CapRules',)
 
@@ -166,20 +166,6 @@ async def _outputs(backend: WorkspaceBackend, mebibytes: int) -> None:
     assert not problems, '; '.join(problems)
 
 
-async def _write_empty_files(workspace: Workspace, directory: str, names: set[str]) -> None:
-    """Create `directory` holding an empty file of each of `names`, 32 writes at a time."""
-    await workspace.make_dir(directory)
-    limiter = anyio.CapacityLimiter(32)
-
-    async def create(name: str) -> None:
-        async with limiter:
-            await workspace.write_bytes(posixpath.join(directory, name), b'')
-
-    async with anyio.create_task_group() as group:
-        for name in names:
-            group.start_soon(create, name)
-
-
 async def _listings(backend: WorkspaceBackend, counts: Sequence[int], has_real_posix_shell: bool) -> None:
     """Directories of each of `counts` entries list every entry exactly once."""
     workspace = workspace_of(backend)
@@ -187,17 +173,8 @@ async def _listings(backend: WorkspaceBackend, counts: Sequence[int], has_real_p
     async with scratch(workspace) as root:
         for count in counts:
             directory = posixpath.join(root, f'listing-of-{count}')
-            names = {f'entry-{index}' for index in range(count)}
-            if isinstance(backend, SupportsCommands) and has_real_posix_shell:
-                # One command, not thousands of file operations.
-                script = (
-                    'mkdir -p -- "$1" && cd -- "$1" || exit 1; i=0; '
-                    'while [ "$i" -lt "$2" ]; do : > "entry-$i" || exit 1; i=$((i + 1)); done'
-                )
-                made = await commands_of(backend).run(['sh', '-c', script, 'sh', directory, str(count)])
-                assert made.exit_code == 0, f'creating {count} entries with `sh` failed (exit {made.exit_code})'
-            else:
-                await _write_empty_files(workspace, directory, names)
+            names = entry_names(count)
+            await make_entries(backend, directory, count, has_real_posix_shell)
             listed = [entry.name for entry in await workspace.list_dir(directory)]
             missing, extra = sorted(names - set(listed)), sorted(set(listed) - names)
             if missing or extra or len(listed) != count:

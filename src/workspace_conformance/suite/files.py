@@ -25,6 +25,7 @@ from ..authoring import (
     supplied,
     workspace_of,
 )
+from ._entries import entry_names, make_entries
 
 __all__ = ('FileRules',)
 
@@ -590,27 +591,9 @@ class FileRules:
         """`list_dir` of a directory holding 2,000 entries returns every one of them, exactly once."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            names = {f'entry-{index}' for index in range(LARGE_LISTING_ENTRIES)}
-            if isinstance(backend, SupportsCommands) and has_real_posix_shell:
-                # One command, not 2,000 file operations: the shell-derived filesystem pays several commands per write.
-                script = (
-                    'cd -- "$1" || exit 1; i=0; '
-                    'while [ "$i" -lt "$2" ]; do : > "entry-$i" || exit 1; i=$((i + 1)); done'
-                )
-                made = await backend.run(['sh', '-c', script, 'sh', root, str(LARGE_LISTING_ENTRIES)])
-                assert made.exit_code == 0, (
-                    f'creating the entries with `sh` failed (exit {made.exit_code}): {made.stderr}'
-                )
-            else:
-                limiter = anyio.CapacityLimiter(32)
-
-                async def create(name: str) -> None:
-                    async with limiter:
-                        await workspace.write_bytes(posixpath.join(root, name), b'')
-
-                async with anyio.create_task_group() as group:
-                    for name in names:
-                        group.start_soon(create, name)
+            names = entry_names(LARGE_LISTING_ENTRIES)
+            # One command, not 2,000 file operations: the shell-derived filesystem pays several commands per write.
+            await make_entries(backend, root, LARGE_LISTING_ENTRIES, has_real_posix_shell)
             listed = [entry.name for entry in await workspace.list_dir(root)]
             missing, extra = sorted(names - set(listed)), sorted(set(listed) - names)
             assert not missing and not extra and len(listed) == len(names), (
