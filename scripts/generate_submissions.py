@@ -5,7 +5,8 @@ Usage:
     python scripts/generate_submissions.py [TARGET ...]   certify the in-process targets (default: local,
                                                           local-shell, memory, provider), then write docs/matrix.md
     python scripts/generate_submissions.py --from DIR      copy in the bundles under DIR, exactly as they are (the
-                                                          CI's real targets), without running them; then the matrix
+                                                          CI's real targets: scripts/real_target_bundles.sh DIR
+                                                          makes them), without running them; then the matrix
     python scripts/generate_submissions.py --matrix        only write docs/matrix.md (and our READMEs and
                                                           submission.yaml files) from the committed bundles
     python scripts/generate_submissions.py --check         exit 1 when docs/matrix.md is stale or a bundle does not
