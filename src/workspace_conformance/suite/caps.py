@@ -30,6 +30,7 @@ from pydantic_ai.workspaces import (
 )
 
 from ..authoring import commands_of, rule, scratch, workspace_of
+from ._compare import first_difference
 from ._entries import entry_names, make_entries
 
 __all__ = ('CapRules',)
@@ -83,10 +84,7 @@ async def _round_trips(backend: WorkspaceBackend, mebibytes: int) -> None:
             await workspace.write_bytes(path, data)
             back = await workspace.read_bytes(path)
             if back != data:
-                first = next(
-                    (index for index, (a, b) in enumerate(zip(back, data, strict=False)) if a != b),
-                    min(len(back), len(data)),
-                )
+                first = first_difference(back, data)
                 problems.append(
                     f'{spelled(size)} ({size} bytes) read back as {len(back)} bytes, first difference at byte '
                     f'{first}{await _stored(backend, path)}'
@@ -141,10 +139,7 @@ def _output_problem(
     if outcome.exit_code != 0:
         return f'{what}: the writer exited {outcome.exit_code} (stderr {outcome.stderr[:200]!r})'
     if got != expected:
-        first = next(
-            (index for index, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b),
-            min(len(got), len(expected)),
-        )
+        first = first_difference(got, expected)
         return (
             f'{what} came back as a success holding {len(got)} characters of {len(expected)}, first difference at '
             f'{first} (line {first // LINE})'

@@ -25,6 +25,7 @@ from ..authoring import (
     supplied,
     workspace_of,
 )
+from ._compare import first_difference
 from ._entries import entry_names, make_entries
 
 __all__ = ('FileRules',)
@@ -95,9 +96,7 @@ class FileRules:
             await workspace.write_bytes(path, data)
             back = await workspace.read_bytes(path)
             if back != data:
-                first = next(
-                    (i for i, (a, b) in enumerate(zip(back, data, strict=False)) if a != b), min(len(back), len(data))
-                )
+                first = first_difference(back, data)
                 raise AssertionError(f'read back {len(back)} bytes of {len(data)}, first difference at byte {first}')
 
     @rule(area='files', requires=['filesystem'], upstream=True)
