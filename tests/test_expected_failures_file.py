@@ -53,7 +53,7 @@ def test_an_entry_whose_rule_passes_fails_the_run_with_a_line_to_remove_it(pytes
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     stale = [line for line in result.outlines if 'remove `' in line]
     assert len(stale) == 1, result.outlines
-    assert stale[0].endswith('expected-failures.yaml: remove `stdin_is_at_eof`: it passes now')
+    assert stale[0].endswith('expected-failures.yaml: remove `stdin_is_at_eof`: it passes now (on asyncio)')
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ from ._rule import rule_of
 from ._rules import catalog
 from ._tracing import HangRemembered
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
-from .waivers import WAIVERS, unknown_ids
+from .waivers import FILED_PROPERTY, WAIVERS, unknown_ids
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
@@ -430,3 +430,5 @@ class SuiteFixtures:
         elif filed is not None and meta.id in from_file:
             reason = f'[{meta.qualified}] expected failure ({filed.name}): {from_file[meta.id]}'
             request.node.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+            loop = str(request.getfixturevalue('anyio_backend'))
+            request.node.user_properties.append((FILED_PROPERTY, {'rule_id': meta.id, 'loop': loop}))

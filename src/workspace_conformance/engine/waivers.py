@@ -21,6 +21,7 @@ import yaml
 from ._rules import catalog
 
 __all__ = (
+    'FILED_PROPERTY',
     'OPTION',
     'WAIVERS',
     'ExpectedFailuresFile',
@@ -31,8 +32,8 @@ __all__ = (
 )
 
 OPTION = '--conformance-expected-failures'
-STRICT_XPASS = '[XPASS(strict)]'
-"""How pytest's report of a strict expected failure that passed begins."""
+FILED_PROPERTY = 'workspace_conformance_filed_waiver'
+"""The `user_properties` key on a rule the file waives: `{'rule_id', 'loop'}` (it survives xdist, unlike the item)."""
 
 
 @dataclass(frozen=True)
@@ -117,14 +118,10 @@ class ExpectedFailuresFile:
             raise pytest.UsageError(problem)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Note an entry whose rule passed: pytest failed it as a strict expected failure that passed."""
-        text = str(report.longrepr)
-        if report.when != 'call' or not report.failed or not text.startswith(STRICT_XPASS):
-            return
-        rule_id, _, param = report.nodeid.rpartition('::')[2].partition('[')
-        rule_id = rule_id.removeprefix('test_')
-        if rule_id in self.waivers.entries and f'({self.waivers.name})' in text:
-            self.stale.setdefault(rule_id, set()).update({param.rstrip(']')} - {''})  # the loop, when parametrized
+        """Note an entry whose rule passed: a call that failed under the file's strict xfail is one that passed."""
+        filed = next((value for name, value in report.user_properties if name == FILED_PROPERTY), None)
+        if report.when == 'call' and report.failed and isinstance(filed, dict):
+            self.stale.setdefault(str(filed['rule_id']), set()).add(str(filed['loop']))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """One line per entry of the file whose rule passed: remove it."""
