@@ -11,6 +11,7 @@ guard, and frames every failure with the rule and its clause. A capability rule 
 from __future__ import annotations
 
 from ._frames import machinery_hidden
+from .engine._baseline import ALWAYS_CHANGING, env_variables
 from .engine._canary import CANARY, environment_of, leaked, runners_canary
 from .engine._failures import RuleFailure, safe_str
 from .engine._guard import RuleRun, current_run, wait_until
@@ -49,6 +50,7 @@ from .engine._tracing import unwrap
 from .vocabulary import ISOLATION_AREAS, NO_ISOLATION_CLAIMED, SECRET_NAME, SKIP_KINDS, IsolationArea, SkipKind
 
 __all__ = (
+    'ALWAYS_CHANGING',
     'AREAS',
     'CANARY',
     'ISOLATION_AREAS',
@@ -79,6 +81,7 @@ __all__ = (
     'commands_of',
     'current_run',
     'described',
+    'env_variables',
     'environment_of',
     'expect_error',
     'first_use',

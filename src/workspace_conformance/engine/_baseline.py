@@ -21,7 +21,17 @@ from ._requires import TOOLS
 from ._rule import Rule, rule_of
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
-__all__ = ('BASELINE_ARGV', 'CHECKS', 'Baseline', 'baseline_key', 'cached_baseline', 'keep_baseline', 'needs_baseline')
+__all__ = (
+    'ALWAYS_CHANGING',
+    'BASELINE_ARGV',
+    'CHECKS',
+    'Baseline',
+    'baseline_key',
+    'cached_baseline',
+    'env_variables',
+    'keep_baseline',
+    'needs_baseline',
+)
 
 PROBE_DIR = '.workspace-conformance-baseline-$$'
 """The directory the probe makes (and removes) in the working directory to try `ln -s`, `mkfifo` and modes there."""
@@ -74,6 +84,16 @@ ALWAYS_CHANGING = frozenset({'_', 'PWD', 'OLDPWD', 'SHLVL'})
 """Variables a shell sets per command, so never the backend's own."""
 
 
+def env_variables(listing: str) -> dict[str, str]:
+    """`env` output as name -> value: names that are shell identifiers, a value spanning lines cut to its first."""
+    found: dict[str, str] = {}
+    for line in listing.splitlines():
+        name, equals, value = line.partition('=')
+        if equals and name.replace('_', 'a').isalnum() and not name[0].isdigit():
+            found.setdefault(name, value)
+    return found
+
+
 @dataclass(frozen=True)
 class Baseline:
     """The baseline's answer: the checks it passed and the variables `env` listed, or why it gave none."""
@@ -97,11 +117,7 @@ class Baseline:
             return cls(answered=False, said=f'`sh -c` exited {exit_code!r} without its listing', seconds=seconds)
         facts, _, listing = stdout.partition(ENV_MARK)
         found = frozenset(line.removeprefix('found ') for line in facts.splitlines() if line.startswith('found '))
-        variables: dict[str, str] = {}
-        for line in listing.splitlines():
-            name, equals, value = line.partition('=')
-            if equals and name.replace('_', 'a').isalnum() and not name[0].isdigit() and name not in ALWAYS_CHANGING:
-                variables.setdefault(name, value)
+        variables = {name: value for name, value in env_variables(listing).items() if name not in ALWAYS_CHANGING}
         return cls(found=found & set(CHECKS), variables=variables, seconds=seconds)
 
     def saw(self, checks: tuple[str, ...]) -> str:

@@ -19,7 +19,18 @@ from pydantic_ai.workspaces import (
     WorkspaceTimeoutError,
 )
 
-from ..authoring import before_rules, commands_of, current_run, expect_error, rule, scratch, skip, workspace_of
+from ..authoring import (
+    ALWAYS_CHANGING,
+    before_rules,
+    commands_of,
+    current_run,
+    env_variables,
+    expect_error,
+    rule,
+    scratch,
+    skip,
+    workspace_of,
+)
 from ._timeouts import timed_out_once_started
 
 __all__ = ('CommandRules',)
@@ -36,24 +47,12 @@ LOCAL_PREVIEW = 64 * 1024
 """Characters of each stream `LocalWorkspaceBackend`'s output limit error keeps (ASCII output: bytes)."""
 EXIT_CODES = (0, 1, 2, 42, 126, 127, 128, 200, 255)
 CONCURRENT_COMMANDS = 6
-ALWAYS_CHANGING = frozenset({'_', 'PWD', 'OLDPWD', 'SHLVL'})
-"""Variables a shell sets per command; never chosen as "a variable the backend already sets"."""
 NO_SHELL = 'the backend runs no real shell to check this with'
 
 
 def _octal(text: str) -> str:
     """`text` as the octal escapes of its UTF-8 bytes, for a `printf` format that is plain ASCII."""
     return ''.join(f'\\{byte:03o}' for byte in text.encode())
-
-
-def _variables(listing: str) -> dict[str, str]:
-    """The output of `env` as name -> value (the first line of a value that spans lines)."""
-    found: dict[str, str] = {}
-    for line in listing.splitlines():
-        name, equals, value = line.partition('=')
-        if equals and name.replace('_', 'a').isalnum() and not name[0].isdigit():
-            found.setdefault(name, value)
-    return found
 
 
 async def _backend_variable(backend: WorkspaceBackend) -> tuple[str, str]:
@@ -64,7 +63,7 @@ async def _backend_variable(backend: WorkspaceBackend) -> tuple[str, str]:
     """
     listing = await commands_of(backend).run(['env'])
     assert listing.exit_code == 0, f'`env` without env= exited {listing.exit_code}: {listing.stderr[:200]!r}'
-    variables = _variables(listing.stdout)
+    variables = env_variables(listing.stdout)
     chosen = _chosen(variables)
     if chosen is not None:
         return chosen
@@ -281,7 +280,7 @@ class CommandRules:
         """Variables passed in `env=` are layered over the backend's own environment, which stays set."""
         name, value = await _backend_variable(backend)
         result = await commands_of(backend).run(['env'], env={'WORKSPACE_CONFORMANCE_LAYER': 'layered'})
-        variables = _variables(result.stdout)
+        variables = env_variables(result.stdout)
         assert variables.get('WORKSPACE_CONFORMANCE_LAYER') == 'layered', (
             f'the variable passed in env= read back as {variables.get("WORKSPACE_CONFORMANCE_LAYER")!r}'
         )
@@ -297,7 +296,7 @@ class CommandRules:
         # PATH keeps its own directories first, so the command still finds its tools.
         wanted = f'{value}:/workspace-conformance-nowhere' if name == 'PATH' else f'{value}-overridden'
         result = await commands_of(backend).run(['env'], env={name: wanted})
-        seen = _variables(result.stdout).get(name)
+        seen = env_variables(result.stdout).get(name)
         assert seen == wanted, f'env={{{name!r}: {wanted!r}}} left {name} as {seen!r} (the backend had {value!r})'
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')

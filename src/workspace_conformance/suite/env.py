@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic_ai.workspaces import CommandResult, WorkspaceBackend
 
-from ..authoring import commands_of, gather, rule
+from ..authoring import commands_of, env_variables, gather, rule
 
 __all__ = ('EnvRules',)
 
@@ -31,12 +31,7 @@ CONCURRENT = 8
 def _listed(result: CommandResult, doing: str) -> dict[str, str]:
     """The variables `env` printed (values here have no newline), failing unless it exited 0."""
     assert result.exit_code == 0, f'`env` {doing} exited {result.exit_code}: {result.stderr[:200]!r}'
-    found: dict[str, str] = {}
-    for line in result.stdout.splitlines():
-        name, equals, value = line.partition('=')
-        if equals:
-            found.setdefault(name, value)
-    return found
+    return env_variables(result.stdout)
 
 
 class EnvRules:
