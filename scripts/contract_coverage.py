@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workspace_conformance.capability import capability_rules
+from workspace_conformance.isolation import isolation_rules
 from workspace_conformance.suite import rules
+from workspace_conformance.tools import tool_rules
+from workspace_conformance.vocabulary import STRENGTHS
 
 CLAUSES = Path(__file__).resolve().parent.parent / 'docs' / 'contract-clauses.toml'
 STATUSES = ('covered', 'partial', 'unchecked', 'not-a-check')
@@ -25,6 +28,8 @@ class Clause:
     status: str
     rules: tuple[str, ...]
     note: str
+    strength: str = 'should'
+    """`must` when the wording requires it, `should` for advice, `claim` for what only some subjects promise."""
 
 
 def load(path: Path = CLAUSES) -> tuple[int, tuple[Clause, ...]]:
@@ -39,6 +44,7 @@ def load(path: Path = CLAUSES) -> tuple[int, tuple[Clause, ...]]:
             status=row['status'],
             rules=tuple(row['rules']),
             note=row.get('note', ''),
+            strength=row.get('strength', ''),
         )
         for row in data['clause']
     )
@@ -50,7 +56,8 @@ def load(path: Path = CLAUSES) -> tuple[int, tuple[Clause, ...]]:
 
 def problems_of(clauses: tuple[Clause, ...]) -> list[str]:
     """What is wrong with the table: unknown rule ids, bad statuses, missing reasons, repeated clause ids."""
-    known = {r.id for r in rules()} | {r.id for r in capability_rules()}
+    every = (*rules(), *capability_rules(), *tool_rules(), *isolation_rules())
+    known = {r.id for r in every}
     problems: list[str] = []
     seen = Counter(clause.id for clause in clauses)
     problems += [f'clause {name} appears {count} times' for name, count in seen.items() if count > 1]
@@ -66,6 +73,19 @@ def problems_of(clauses: tuple[Clause, ...]) -> list[str]:
             problems.append(f'{clause.id} is unchecked but names rules {list(clause.rules)}')
         if clause.status in ('partial', 'unchecked', 'not-a-check') and not clause.note:
             problems.append(f'{clause.id} is {clause.status} and needs a note saying what is missing or why')
+        if clause.strength not in STRENGTHS:
+            problems.append(f'{clause.id} has strength {clause.strength!r}, not one of {STRENGTHS}')
+    by_id = {clause.id: clause for clause in clauses}
+    for meta in every:
+        if meta.strength != 'must':
+            continue
+        tied = by_id.get(meta.clause_id or '')
+        if tied is None:
+            problems.append(f'{meta.qualified} is must by clause {meta.clause_id}, which the table does not have')
+        elif tied.strength != 'must':
+            problems.append(f'{meta.qualified} is must by clause {tied.id}, whose strength is {tied.strength}')
+        elif meta.id not in tied.rules:
+            problems.append(f'{meta.qualified} is must by clause {tied.id}, which does not name it among its rules')
     return problems
 
 
@@ -80,7 +100,8 @@ def _cell(text: str) -> str:
 
 def render(promised: int, clauses: tuple[Clause, ...]) -> str:
     """The markdown page: a summary per level, then one table row per clause."""
-    capability = {r.id for r in capability_rules()}
+    suite_of = {r.id: 'capability' for r in capability_rules()}
+    suite_of |= {r.id: 'tools' for r in tool_rules()} | {r.id: 'isolation' for r in isolation_rules()}
     total = counts(clauses)
     levels = list(dict.fromkeys(clause.level for clause in clauses))
     lines = [
@@ -90,8 +111,11 @@ def render(promised: int, clauses: tuple[Clause, ...]) -> str:
         '',
         "Every checkable clause of pydantic-ai 2.68's workspace contract (the Workspaces docs page and the",
         'docstrings of `pydantic_ai.workspaces`, `capabilities/local_workspace.py` and `durable_exec/`), where it is',
-        'stated, and the rules that check it. Rules marked *(capability)* belong to `WorkspaceCapabilitySuite`, the',
-        'others to `WorkspaceBackendSuite`.',
+        'stated, its strength, and the rules that check it. Rules marked *(capability)*, *(tools)* or *(isolation)*',
+        'belong to `WorkspaceCapabilitySuite`, `WorkspaceToolSuite` or `WorkspaceIsolationSuite`, the others to',
+        '`WorkspaceBackendSuite`. **Strength** comes from the wording: `must` where the text requires it (only a',
+        '`must` clause can make a rule `must`, and only `must` rules decide the verdict), `should` for advice and good',
+        'practice, `claim` for what only some subjects promise and declare ([rules.md](rules.md) has the table).',
         '',
         'A clause is **covered** when rules check every part of it a backend or a capability can get wrong; the note',
         "names any part only pydantic-ai's own code decides. **partial**: the note says what no rule checks.",
@@ -111,12 +135,15 @@ def render(promised: int, clauses: tuple[Clause, ...]) -> str:
             f'| {found["not-a-check"]} |'
         )
     for level in levels:
-        lines += ['', f'## {level[:1].upper()}{level[1:]}', '', '| id | clause | stated in | rules | status |']
-        lines.append('|---|---|---|---|---|')
+        lines += ['', f'## {level[:1].upper()}{level[1:]}', '']
+        lines += ['| id | strength | clause | stated in | rules | status |', '|---|---|---|---|---|---|']
         for clause in (clause for clause in clauses if clause.level == level):
-            named = ', '.join(f'`{name}`' + (' *(capability)*' if name in capability else '') for name in clause.rules)
+            named = ', '.join(
+                f'`{name}`' + (f' *({suite_of[name]})*' if name in suite_of else '') for name in clause.rules
+            )
             status = clause.status + (f': {clause.note}' if clause.note else '')
             lines.append(
-                f'| {clause.id} | {_cell(clause.clause)} | {_cell(clause.stated)} | {named or "—"} | {_cell(status)} |'
+                f'| {clause.id} | {clause.strength} | {_cell(clause.clause)} | {_cell(clause.stated)} '
+                f'| {named or "—"} | {_cell(status)} |'
             )
     return '\n'.join(lines) + '\n'

@@ -18,7 +18,25 @@ from workspace_conformance.reports.model import Report
 from workspace_conformance.suite import rules
 from workspace_conformance.tools import tool_rules
 
-DOCS = Path(__file__).resolve().parent.parent / 'docs'
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / 'docs'
+REAL_TARGETS = ('docker', 'gvisor', 'podman', 'ssh', 'bubblewrap', 'e2b-local')
+"""The project's submissions certified on real services (ci/services), not in this process."""
+
+
+def held_on() -> dict[str, list[str]]:
+    """Rule id -> the real targets whose committed bundle recorded it passed on every event loop it ran on."""
+    held: dict[str, list[str]] = {}
+    for target in REAL_TARGETS:
+        path = ROOT / 'submissions' / 'workspace-conformance' / target / 'bundle' / 'report.json'
+        if not path.is_file():
+            continue
+        report = Report.model_validate_json(path.read_text())
+        for suite in report.suites:
+            for summary in suite.rules:
+                if summary.status == 'passed' and target not in held.setdefault(summary.rule_id, []):
+                    held[summary.rule_id].append(target)
+    return held
 
 
 def generated() -> dict[Path, str]:
@@ -34,6 +52,7 @@ def generated() -> dict[Path, str]:
                 'WorkspaceIsolationSuite': isolation_rules(),
             },
             'markdown',
+            held_on(),
         ),
         DOCS / 'contract-coverage.md': render(promised, clauses),
         DOCS / 'report-schema.json': schema,

@@ -108,9 +108,41 @@ def test_contract_coverage_table_names_real_rules_and_keeps_its_count() -> None:
     finally:
         sys.path.remove(str(ROOT / 'scripts'))
     promised, clauses = load()
-    assert len(clauses) == 141 and counts(clauses)['covered'] >= promised
-    broken = (dataclasses.replace(clauses[0], rules=('no_such_rule',)),)
-    assert problems_of(broken) == [f"{clauses[0].id} names rules that do not exist: ['no_such_rule']"]
+    assert len(clauses) == 148 and counts(clauses)['covered'] >= promised
+    broken = (dataclasses.replace(clauses[0], rules=('no_such_rule',)), *clauses[1:])
+    assert problems_of(broken)[0] == f"{clauses[0].id} names rules that do not exist: ['no_such_rule']"
+
+
+def test_every_must_rule_is_tied_to_a_must_clause_that_names_it() -> None:
+    """A `must` rule names a clause id of docs/contract-clauses.toml whose strength is must and that lists it."""
+    sys.path.insert(0, str(ROOT / 'scripts'))
+    try:
+        from contract_coverage import load, problems_of
+    finally:
+        sys.path.remove(str(ROOT / 'scripts'))
+    _, clauses = load()  # load() raises on any problem, must ties included
+    every = [*rules(), *capability_rules(), *tool_rules(), *isolation_rules()]
+    must = [meta for meta in every if meta.strength == 'must']
+    assert must and all(meta.clause_id for meta in must)
+    assert all(meta.strength == 'must' for meta in every if meta.upstream), 'upstream rules keep upstream verdicts'
+    assert {meta.strength for meta in isolation_rules()} == {'claim'}
+    first = next(clause for clause in clauses if clause.strength == 'must' and clause.rules)
+    weakened = tuple(dataclasses.replace(c, strength='should') if c is first else c for c in clauses)
+    tied = [meta.qualified for meta in must if meta.clause_id == first.id]
+    assert any(f'is must by clause {first.id}, whose strength is should' in p for p in problems_of(weakened)), tied
+    unnamed = tuple(dataclasses.replace(c, rules=()) if c is first else c for c in clauses)
+    assert any('does not name it among its rules' in problem for problem in problems_of(unnamed))
+
+
+def test_a_rule_declares_how_it_binds_at_definition() -> None:
+    from workspace_conformance.authoring import rule
+
+    with pytest.raises(ValueError, match='must be a clause id'):
+        rule(area='files', must='not-an-id')
+    with pytest.raises(ValueError, match='a claim binds only where declared'):
+        rule(area='bounds', must='T01', claim='bounded')
+    with pytest.raises(ValueError, match='a tool rule claims one of'):
+        rule(area='files', claim='bounded')
 
 
 @pytest.mark.parametrize('fmt', ['table', 'markdown'])

@@ -24,7 +24,15 @@ from .capability import capability_rules
 from .catalog_format import FORMATS, render_suites
 from .engine.waivers import unknown_ids, waiver_file
 from .isolation import isolation_rules
-from .options import concurrency, keyword_problem, max_duration, output_directory_problem, time_scale, workers
+from .options import (
+    concurrency,
+    keyword_problem,
+    max_duration,
+    output_directory_problem,
+    time_scale,
+    tool_claims,
+    workers,
+)
 from .reports.assemble import assemble, now
 from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
@@ -154,6 +162,14 @@ def _parser() -> argparse.ArgumentParser:
         help='run the tool suite on a capability giving the model tools: a named tool target (harness-filesystem, '
         'harness-shell, harness-coder) or package.module:factory returning an AbstractCapability; without TARGET, '
         'only the tool suite runs',
+    )
+    certify.add_argument(
+        '--claims',
+        type=tool_claims,
+        metavar='CLAIMS',
+        help='with --tools: what the capability claims beyond the contract, comma-separated: bounded (huge results '
+        'are bounded and say so), contained (no tool reaches outside the working directory, symlinks included), or '
+        'none; the rules of a claim made bind, the others report what they saw as advisories',
     )
     certify.add_argument(
         '--expected-failures',
@@ -607,7 +623,7 @@ def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...]
     if not output:
         return
     subject = SubjectResults(subject=f'test_certification.py::TestCertification[{name}]', started=set(loops))
-    subject.expected.update({rule.id: (rule.area, rule.level) for rule in rules()})
+    subject.expected.update({rule.id: (rule.area, rule.level, rule.strength) for rule in rules()})
     command = [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)]
     report = assemble(
         [subject],
@@ -650,6 +666,8 @@ def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | 
         problem = _isolation_problem(args)
         if problem is not None:
             return problem
+    if args.claims is not None and args.tools is None:
+        return '--claims says what a tool capability claims: use it with --tools MODULE:FACTORY'
     selectable = (
         *(rules() if args.target is not None or args.tools is None else ()),
         *(capability_rules() if args.capability is not None else ()),
@@ -762,6 +780,7 @@ def _certification_arguments(
         capability=args.capability,
         tools=args.tools,
         isolation=args.isolation,
+        claims=args.claims,
         loops_left_out=left_out,
         awaits=awaits,
     )

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from _pytest.mark.expression import Expression
 
-from .vocabulary import VERDICTS, Verdict
+from .vocabulary import TOOL_CLAIMS, VERDICTS, Verdict
 
 __all__ = (
     'FAIL_UNDER_INI',
@@ -28,6 +28,7 @@ __all__ = (
     'max_duration',
     'output_directory_problem',
     'time_scale',
+    'tool_claims',
     'workers',
 )
 
@@ -58,6 +59,19 @@ def time_scale(text: str) -> float:
     return _finite_positive(
         text, ' is not a number: pass a finite number > 0, e.g. 3', ': pass a finite number > 0, e.g. 3'
     )
+
+
+def tool_claims(text: str) -> tuple[str, ...]:
+    """What a tool capability claims: `none`, or a comma-separated set of `bounded`, `contained`."""
+    if text.strip() == 'none':
+        return ()
+    names = tuple(sorted({name.strip() for name in text.split(',') if name.strip()}))
+    unknown = [name for name in names if name not in TOOL_CLAIMS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f'{text!r}: pass none, or a comma-separated set of {", ".join(TOOL_CLAIMS)} (unknown: {", ".join(unknown)})'
+        )
+    return names
 
 
 def concurrency(text: str) -> int | str:

@@ -21,7 +21,9 @@ __all__ = (
     'RULE_STATUSES',
     'SECRET_NAME',
     'SKIP_KINDS',
+    'STRENGTHS',
     'TOOL_AREAS',
+    'TOOL_CLAIMS',
     'VERDICTS',
     'Area',
     'BackendArea',
@@ -34,7 +36,9 @@ __all__ = (
     'Requirement',
     'RuleStatus',
     'SkipKind',
+    'Strength',
     'ToolArea',
+    'ToolClaim',
     'Verdict',
 )
 
@@ -60,6 +64,19 @@ NO_ISOLATION_CLAIMED = 'no isolation claimed'
 Level = Literal['core', 'extended']
 """`core`: every applicable core rule must pass, no waiver covers it; `extended`: a gap makes the verdict partial."""
 LEVELS: tuple[Level, ...] = get_args(Level)
+
+Strength = Literal['must', 'should', 'claim']
+"""How much a rule's clause binds: `must` (a sentence of the contract requires it: it decides the verdict), `should`
+(good practice, a peer's convention, a provider's known defect the text does not forbid: a failure is an advisory), or
+`claim` (a property only some subjects promise: it binds where the subject declares the claim, else it advises)."""
+STRENGTHS: tuple[Strength, ...] = get_args(Strength)
+
+ToolClaim = Literal['bounded', 'contained']
+"""What a tool capability may claim beyond the contract (`claims` fixture, `certify --claims`): `bounded`, every
+result of a huge read or output is bounded and says it is partial; `contained`, no tool reads or writes outside the
+working directory, even through a symlink (the contract makes the working directory a starting point, not a
+boundary)."""
+TOOL_CLAIMS: tuple[ToolClaim, ...] = get_args(ToolClaim)
 
 Requirement = Literal[
     'commands',
@@ -102,12 +119,16 @@ SkipKind = Literal['not-applicable', 'declared-limit', 'fixture-missing', 'envir
 """Why a rule did not run: outside the backend's scope (`not-applicable`), or a gap of one of the other kinds."""
 SKIP_KINDS: tuple[SkipKind, ...] = get_args(SkipKind)
 
-Outcome = Literal['passed', 'failed', 'error', 'skipped', 'xfailed', 'xpassed', 'missing']
-"""What one rule did on one event loop."""
+Outcome = Literal['passed', 'failed', 'advisory', 'error', 'skipped', 'xfailed', 'xpassed', 'missing']
+"""What one rule did on one event loop (`advisory`: a rule that does not bind here failed: a `should` rule, or a
+claim the subject did not declare)."""
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
-RuleStatus = Literal['passed', 'failed', 'gap', 'not-applicable', 'missing']
-"""One rule's status over every event loop it ran on: the unit the verdict counts, the columns every renderer shows."""
+RuleStatus = Literal['passed', 'failed', 'advisory', 'gap', 'not-applicable', 'missing']
+"""One rule's status over every event loop it ran on: the unit the verdict counts, the columns every renderer shows.
+
+`advisory` is a failure of a rule that does not bind the subject (`should`, or an undeclared claim): listed and counted
+apart, never a failure and never a pass."""
 RULE_STATUSES: tuple[RuleStatus, ...] = get_args(RuleStatus)
 
 Verdict = Literal['certified', 'partial', 'not certified']
@@ -122,8 +143,8 @@ REPORT_FORMATS: tuple[ReportFormat, ...] = get_args(ReportFormat)
 
 OUTCOME_PROPERTY = 'workspace_conformance_outcome'
 """The `user_properties` key of a rule's structured outcome: `{'rule_id', 'skip_kind', 'reason'}`, `{'failure'}` (and
-`'observed'`, what the rule saw without the rule and clause that frame it), or `{'missing'}` (the session stopped before
-the rule had a result)."""
+`'observed'`, what the rule saw without the rule and clause that frame it), `{'advisory'}` (the same, of a rule that
+does not bind here: why it only advises), or `{'missing'}` (the session stopped before the rule had a result)."""
 ACCOUNTING_PROPERTY = 'workspace_conformance_accounting'
 """The `user_properties` key of a rule's cost: `{'calls', 'round_trips', 'seconds'}` (backend calls, serial round
 trips, and the rule's own wall time, which is not its item's when it ran in a batch)."""

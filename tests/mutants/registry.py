@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -172,24 +172,27 @@ class ToolMutant:
     bug: str
     build: Callable[[], AbstractCapability[Any]]
     workspaces: tuple[str, ...]
+    claims: frozenset[str] = frozenset()
+    """What the mutant claims beyond the contract: a claim rule binds only where its claim is made."""
 
 
 TOOL_MUTANTS: list[ToolMutant] = []
 
 
 def tool_mutant(
-    *, kills: list[str], bug: str, workspaces: list[str], name: str | None = None
+    *, kills: list[str], bug: str, workspaces: list[str], name: str | None = None, claims: Iterable[str] = ()
 ) -> Callable[[ToolKind], ToolKind]:
     """Class decorator: register the capability class, built with no arguments, as a tool mutant run in `workspaces`.
 
-    The mutant is named after the class (`WritesWithOpen`: `writes_with_open`) unless `name` says otherwise.
+    The mutant is named after the class (`WritesWithOpen`: `writes_with_open`) unless `name` says otherwise. A mutant
+    of a claim rule makes the claim (`claims`) and breaks it, as a capability that promises too much would.
     """
 
     def register(kind: ToolKind) -> ToolKind:
         named = _named_after(kind, name)
         if any(existing.name == named for existing in TOOL_MUTANTS):
             raise ValueError(f'two tool mutants are named {named!r}')
-        TOOL_MUTANTS.append(ToolMutant(named, tuple(kills), bug, kind, tuple(workspaces)))
+        TOOL_MUTANTS.append(ToolMutant(named, tuple(kills), bug, kind, tuple(workspaces), frozenset(claims)))
         return kind
 
     return register

@@ -84,7 +84,13 @@ def capability_mutant_suite(mutant: CapabilityMutant) -> type[WorkspaceCapabilit
 
 def tool_mutant_suite(mutant: ToolMutant) -> type[WorkspaceToolSuite]:
     """The tool suite of the mutant as a target, in its own workspaces only, narrowed to the rules it must fail."""
-    target = ToolTarget(name=mutant.name, description=mutant.bug, build=mutant.build, workspaces=mutant.workspaces)
+    target = ToolTarget(
+        name=mutant.name,
+        description=mutant.bug,
+        build=mutant.build,
+        workspaces=mutant.workspaces,
+        claims=mutant.claims,
+    )
     return _narrowed(tool_suite_for, target, mutant, f'TestToolMutant_{mutant.name}')
 
 

@@ -149,21 +149,21 @@ def temporal_cli() -> str | None:
 class DurableRules(PrefectHarnessClosed):
     """Rules that run the capability under real durable engines, where every unit rebuilds it from the ref."""
 
-    @rule(area='rebuild', requires=['dbos'], timeout=ENGINE_TIMEOUT, alone=True)
+    @rule(area='rebuild', requires=['dbos'], timeout=ENGINE_TIMEOUT, alone=True, must='D08')
     async def test_a_dbos_run_reattaches_after_recovery(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """Under `DBOSDurability` a run attaches at start, and a workflow replayed from a step reaches the same ref."""
         await _in_worker(lambda: dbos_check(capability, deps))
 
-    @rule(area='rebuild', requires=['prefect'], timeout=ENGINE_TIMEOUT, alone=True)
+    @rule(area='rebuild', requires=['prefect'], timeout=ENGINE_TIMEOUT, alone=True, must='D08')
     async def test_a_prefect_run_reattaches_after_a_flow_retry(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """Under `PrefectDurability` a run attaches at start, and a retried flow reaches the same ref."""
         await _in_worker(lambda: prefect_check(capability, deps))
 
-    @rule(area='rebuild', requires=['temporal'], timeout=ENGINE_TIMEOUT, alone=True)
+    @rule(area='rebuild', requires=['temporal'], timeout=ENGINE_TIMEOUT, alone=True, must='C16')
     async def test_a_temporal_run_reattaches_after_an_activity_retry(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:

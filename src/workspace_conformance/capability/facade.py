@@ -200,7 +200,7 @@ async def _cleaned(workspaces: tuple[Workspace, ...], name: str) -> None:
 class FacadeRules:
     """Rules on the `Workspace` the capability supplies: paths, text, `run()` arguments, `attached`, `backend`."""
 
-    @rule(area='facade')
+    @rule(area='facade', must='F01')
     async def test_resolve_joins_and_normalizes_as_text(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -219,7 +219,7 @@ class FacadeRules:
         with expect_error(ValueError, "resolve('x', base='relative/base')"):
             await workspace.resolve('x', base='relative/base')
 
-    @rule(area='facade')
+    @rule(area='facade', must='F03')
     async def test_read_text_decodes_what_read_bytes_gives(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -241,7 +241,7 @@ class FacadeRules:
                 await workspace.write_bytes(path, data)
                 await _check_decoding(workspace, path, encoding)
 
-    @rule(area='facade', requires=['writable'])
+    @rule(area='facade', requires=['writable'], must='F03')
     async def test_write_text_encodes_through_write_bytes(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -260,7 +260,7 @@ class FacadeRules:
             with expect_error(UnicodeEncodeError, "write_text('文字', encoding='ascii')"):
                 await workspace.write_text(path, '文字', encoding='ascii')
 
-    @rule(area='facade', requires=['workspace_commands'], contract='2.68')
+    @rule(area='facade', requires=['workspace_commands'], contract='2.68', must='F05')
     async def test_run_refuses_a_missing_or_file_cwd(self, capability: AbstractCapability[Any], deps: object) -> None:
         """`run(cwd=)` raises FileNotFoundError for a missing dir, NotADirectoryError for a file, TypeError first.
 
@@ -278,7 +278,7 @@ class FacadeRules:
                 await workspace.run('true', cwd=missing)
             assert not await workspace.exists(missing), f'run(cwd={missing!r}) created the missing directory'
 
-    @rule(area='facade', contract='2.68')
+    @rule(area='facade', contract='2.68', must='F06')
     async def test_run_cwd_reaches_every_layer(
         self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
     ) -> None:
@@ -297,14 +297,14 @@ class FacadeRules:
             f'run(["pwd"], cwd={root!r}) exited {result.exit_code} printing {result.stdout.strip()[:200]!r}'
         )
 
-    @rule(area='facade', requires=['writable'])
+    @rule(area='facade', requires=['writable'], must='F07')
     async def test_run_rejects_an_empty_argv(self, capability: AbstractCapability[Any], deps: object) -> None:
         """`run([])` raises ValueError, through every layer of the supplied workspace."""
         workspace = own_environment(capability, deps)
         with expect_error(ValueError, 'run([])'):
             await workspace.run([])
 
-    @rule(area='facade', requires=['writable', 'files_only'])
+    @rule(area='facade', requires=['writable', 'files_only'], must='F08')
     async def test_a_files_only_workspace_refuses_run_with_user_error(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -313,7 +313,7 @@ class FacadeRules:
         with expect_error(UserError, f"run(['true']) on {described(workspace)}, which has no commands"):
             await workspace.run(['true'])
 
-    @rule(area='facade')
+    @rule(area='facade', must='F13')
     async def test_the_supplied_workspace_is_attached(self, capability: AbstractCapability[Any], deps: object) -> None:
         """The supplied workspace reports `attached` before and after first use, supplied for its ref, and wrapped."""
         workspace = own_environment(capability, deps)
@@ -327,7 +327,7 @@ class FacadeRules:
         ):
             assert seen is None or seen.attached, f'{described(seen)} reports attached False {how}'
 
-    @rule(area='facade')
+    @rule(area='facade', must='F15')
     async def test_backend_is_the_provider_backend_beneath_every_wrapper(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -343,7 +343,7 @@ class FacadeRules:
         ref = await first_use(workspace)
         assert workspace.backend.ref == ref, f'.backend reports ref {workspace.backend.ref!r}, not {ref_text(ref)}'
 
-    @rule(area='facade', requires=['wrapper_layer'])
+    @rule(area='facade', requires=['wrapper_layer'], must='W05')
     async def test_wrapper_layers_delegate_what_they_do_not_override(
         self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
     ) -> None:

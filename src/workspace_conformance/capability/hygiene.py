@@ -17,7 +17,7 @@ LOCAL_INHERITED = frozenset({'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE'})
 class HygieneRules:
     """Rules on what of the runner's environment reaches commands."""
 
-    @rule(area='hygiene', requires=['workspace_commands'])
+    @rule(area='hygiene', requires=['workspace_commands'], must='S02')
     async def test_commands_do_not_see_the_runners_secrets(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -28,7 +28,7 @@ class HygieneRules:
         found = leaked(seen, secret)
         assert not found, f"the runner's secret {CANARY} reached commands (as {found})"
 
-    @rule(area='hygiene', requires=['local_workspace', 'workspace_commands', 'local_backend'])
+    @rule(area='hygiene', requires=['local_workspace', 'workspace_commands', 'local_backend'], must='S01')
     async def test_local_commands_inherit_only_the_documented_variables(
         self, capability: LocalWorkspace[Any], deps: object
     ) -> None:

@@ -62,7 +62,7 @@ async def _supplied_in_a_run(capabilities: list[AbstractCapability[Any]], **run:
 class LocalRules:
     """Rules on a `LocalWorkspace` capability's options and on composing it with another under its `id`."""
 
-    @rule(area='policies', requires=['local_workspace'])
+    @rule(area='policies', requires=['local_workspace'], must='C13')
     async def test_local_workspace_options_name_its_layers(self, capability: LocalWorkspace[Any], deps: object) -> None:
         """`read_only` wraps a `ReadOnlyWorkspace`, a lower `authority` an `AuthorityWorkspace`, over its directory."""
         local = capability
@@ -83,7 +83,7 @@ class LocalRules:
             f'LocalWorkspace({own.id!r}) supplied {described(workspace)}, not a backend on its directory'
         )
 
-    @rule(area='selection', requires=['local_workspace'])
+    @rule(area='selection', requires=['local_workspace'], must='C12')
     async def test_a_later_namesake_replaces_the_earlier_whole(
         self, capability: LocalWorkspace[Any], deps: object, tmp_path: Path
     ) -> None:

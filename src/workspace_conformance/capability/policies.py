@@ -53,14 +53,14 @@ async def _check_read_only(workspace: Workspace, how: str) -> None:
 class PolicyRules:
     """Rules on the wrappers around the capability's workspace."""
 
-    @rule(area='policies', requires=['read_only'])
+    @rule(area='policies', requires=['read_only'], must='F06')
     async def test_a_read_only_workspace_refuses_every_change(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
         """A `read_only` workspace refuses writes, make_dir, remove and run (cwd= too), and still reads."""
         await _check_read_only(own_environment(capability, deps), "the capability's read-only workspace")
 
-    @rule(area='policies', requires=['read_only'])
+    @rule(area='policies', requires=['read_only'], must='F14')
     async def test_read_only_holds_through_stacked_wrappers(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -87,7 +87,7 @@ class PolicyRules:
         await workspace.remove(name)
         assert not workspace.read_only, 'the workspace reports read_only but wrote a file'
 
-    @rule(area='policies', level='extended', requires=['policy', 'workspace_commands'])
+    @rule(area='policies', level='extended', requires=['policy', 'workspace_commands'], must='W06')
     async def test_a_policy_wrapper_keeps_its_policy_when_commands_exist(
         self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
     ) -> None:
@@ -112,7 +112,7 @@ class PolicyRules:
             await inner.remove(name)
         assert not made, f'the policy refuses write_text({name!r}) but run() wrote it: commands bypass the policy'
 
-    @rule(area='policies')
+    @rule(area='policies', must='W08')
     async def test_durable_policy_names_the_arguments_that_change_behaviour(
         self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
     ) -> None:

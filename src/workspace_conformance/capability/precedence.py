@@ -155,7 +155,7 @@ def _second_supplier() -> ProviderCapability:
 class PrecedenceRules:
     """Rules on agent runs offered several workspaces: the latest history ref, `workspace=`, overrides, suppliers."""
 
-    @rule(area='runs')
+    @rule(area='runs', must='A02')
     async def test_a_latest_response_without_a_ref_starts_fresh(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -171,7 +171,7 @@ class PrecedenceRules:
             )
         assert_started_fresh(fixed, fresh.workspace.ref, seen, mark, ref, 'a run whose latest response records no ref')
 
-    @rule(area='runs')
+    @rule(area='runs', must='A04')
     async def test_an_unrecognized_workspace_ref_ends_the_run(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -187,7 +187,7 @@ class PrecedenceRules:
                 continue
             raise AssertionError(f'a run given workspace={ref_text(forged)} ran in {result.workspace.ref!r}')
 
-    @rule(area='runs')
+    @rule(area='runs', must='A06')
     async def test_a_live_workspace_given_to_the_run_is_used_as_is(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -197,7 +197,7 @@ class PrecedenceRules:
         backend = Workspace(given.backend)
         await _check_given_is_used(capability, deps, backend, mark, 'workspace=<a backend>', workspace=given.backend)
 
-    @rule(area='runs')
+    @rule(area='runs', must='A12')
     async def test_agent_override_beats_every_other_choice(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -215,7 +215,7 @@ class PrecedenceRules:
                 agent_hook=lambda agent: agent.override(workspace=given),
             )
 
-    @rule(area='runs')
+    @rule(area='runs', must='F13')
     async def test_a_callers_unavailable_workspace_is_final(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -231,7 +231,7 @@ class PrecedenceRules:
         fixed = own_environment(capability, deps)
         assert not is_fixed(fixed) or used == fixed.ref, f'a run given NO_WORKSPACE ran in {ref_text(used)}'
 
-    @rule(area='runs')
+    @rule(area='runs', must='A09')
     async def test_an_untouched_run_records_no_new_ref(self, capability: AbstractCapability[Any], deps: object) -> None:
         """A run that never touches a lazy workspace records no ref; an untouched later turn keeps the history's."""
 
@@ -256,7 +256,7 @@ class PrecedenceRules:
             f'{turn.workspace.ref!r})'
         )
 
-    @rule(area='runs')
+    @rule(area='runs', must='C08')
     async def test_the_policy_reaches_tools_in_a_continued_run(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -275,7 +275,7 @@ class PrecedenceRules:
             f'get_workspace(ref) {supplied}'
         )
 
-    @rule(area='runs')
+    @rule(area='runs', must='A15')
     async def test_a_failed_run_keeps_its_environment(self, capability: AbstractCapability[Any], deps: object) -> None:
         """A tool's path error ends the run with that error, `on_run_error` sees the run's ref, and the env lives on."""
         watch = _ErrorWatch()
@@ -288,7 +288,7 @@ class PrecedenceRules:
             f'after the failed run, a run given {ref_text(ref)} reached {later.workspace.ref!r}, not seeing its mark'
         )
 
-    @rule(area='selection')
+    @rule(area='selection', must='C10')
     async def test_capabilities_are_asked_in_order(self, capability: AbstractCapability[Any], deps: object) -> None:
         """Placed before another supplier, the capability declines that one's history ref and supplies without one."""
         second = _second_supplier()
@@ -308,7 +308,7 @@ class PrecedenceRules:
         )
         assert not is_fixed(fixed) or used == fixed.ref, f'without a ref the run ran in {ref_text(used)}'
 
-    @rule(area='selection')
+    @rule(area='selection', must='C15')
     async def test_for_run_keeps_the_selected_workspace(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -325,7 +325,7 @@ class PrecedenceRules:
         except UserError as error:
             raise AssertionError(f'a run over the capability failed: {error_text(error)}') from error
 
-    @rule(area='selection')
+    @rule(area='selection', must='C09')
     async def test_a_workspace_capability_is_not_deferred(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:

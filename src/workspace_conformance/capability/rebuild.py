@@ -111,7 +111,7 @@ def _on_worker(ctx: RunContext[Any], wire: Mapping[str, Any], deps: object) -> R
 class RebuildRules:
     """Rules in the rebuild-per-call mode durable execution puts a capability in."""
 
-    @rule(area='rebuild')
+    @rule(area='rebuild', must='B11')
     async def test_rebuilt_workspaces_reach_the_same_files(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -142,7 +142,7 @@ class RebuildRules:
             if await origin.exists(name):
                 await origin.remove(name)
 
-    @rule(area='rebuild')
+    @rule(area='rebuild', must='C08')
     async def test_rebuilt_workspaces_keep_the_ref_and_the_policy(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -157,7 +157,7 @@ class RebuildRules:
             '(layers, ref, durable policies)'
         )
 
-    @rule(area='rebuild')
+    @rule(area='rebuild', must='C16')
     async def test_get_workspace_answers_the_same_on_a_durable_worker(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:

@@ -74,7 +74,7 @@ def _found(secret: str, where: str, text: str) -> str | None:
 class RecordRules:
     """Rules on the ref a run records in its history and spans."""
 
-    @rule(area='runs')
+    @rule(area='runs', must='A16')
     async def test_the_run_span_records_the_workspace_ref(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -91,7 +91,7 @@ class RecordRules:
                 f'{(ref.provider, ref.id)}'
             )
 
-    @rule(area='hygiene', alone=True)
+    @rule(area='hygiene', alone=True, must='S06')
     async def test_the_ref_and_what_records_it_carry_no_secret(
         self, capability: AbstractCapability[Any], deps: object, secrets: Sequence[str]
     ) -> None:

@@ -42,7 +42,7 @@ def _sanitized(messages: list[ModelMessage]) -> list[tuple[str, list[ModelMessag
 class RunRules:
     """Rules on agent runs (a `FunctionModel`, no network) whose tool uses `ctx.workspace`."""
 
-    @rule(area='runs')
+    @rule(area='runs', must='A01')
     async def test_the_recorded_ref_is_the_result_workspace_ref(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -53,7 +53,7 @@ class RunRules:
         recorded = result.response.workspace_ref
         assert recorded == final, f'the last ModelResponse records {recorded!r}, result.workspace.ref is {final!r}'
 
-    @rule(area='runs')
+    @rule(area='runs', must='B11')
     async def test_a_run_continues_in_the_ref_it_recorded(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -72,7 +72,7 @@ class RunRules:
         finally:
             await mark.remove(result.workspace)
 
-    @rule(area='runs')
+    @rule(area='runs', must='A07')
     async def test_a_run_without_workspace_capabilities_carries_the_ref_on(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -93,7 +93,7 @@ class RunRules:
         finally:
             await mark.remove(result.workspace)
 
-    @rule(area='runs')
+    @rule(area='runs', must='A05')
     async def test_workspace_new_starts_fresh(self, capability: AbstractCapability[Any], deps: object) -> None:
         """`workspace='new'` gets what `get_workspace(ref=None)` supplies, not the environment the history names."""
         fixed = own_environment(capability, deps)
@@ -106,7 +106,7 @@ class RunRules:
         finally:
             await mark.remove(result.workspace)
 
-    @rule(area='runs')
+    @rule(area='runs', must='A07')
     async def test_an_unrecognized_history_ref_ends_the_run(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -124,7 +124,7 @@ class RunRules:
             f'a run whose history continues in {ref_text(forged)} ran in {result.workspace.ref!r} instead of failing'
         )
 
-    @rule(area='runs')
+    @rule(area='runs', must='A11')
     async def test_sanitized_history_offers_no_ref(self, capability: AbstractCapability[Any], deps: object) -> None:
         """Sanitized by `sanitize_messages` or a UI adapter, a history names no workspace: a run over it starts anew."""
         fixed = own_environment(capability, deps)

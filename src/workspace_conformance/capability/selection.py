@@ -27,7 +27,7 @@ __all__ = ('SelectionRules',)
 class SelectionRules:
     """Rules on `get_workspace` itself, called as a run calls it."""
 
-    @rule(area='selection')
+    @rule(area='selection', must='C01')
     async def test_get_workspace_builds_without_io(self, capability: AbstractCapability[Any], deps: object) -> None:
         """`get_workspace(ref=None)` returns a backend without I/O, creating nothing until the first operation."""
         with watching_io() as watch:
@@ -41,7 +41,7 @@ class SelectionRules:
             f'get_workspace(ref=None) returned {selected!r}, neither a backend nor a Workspace'
         )
 
-    @rule(area='selection')
+    @rule(area='selection', must='C06')
     async def test_get_workspace_is_repeatable_and_keeps_no_state(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -59,7 +59,7 @@ class SelectionRules:
             f'{described(second)}: it keeps state between calls'
         )
 
-    @rule(area='selection')
+    @rule(area='selection', must='C02')
     async def test_a_recognized_ref_is_supplied_with_exactly_that_ref(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -71,7 +71,7 @@ class SelectionRules:
         assert again.ref == ref, f'get_workspace({ref_text(ref)}) returned {described(again)}, another ref'
         assert not watch.seen, f'get_workspace({ref_text(ref)}) did I/O: {"; ".join(watch.seen[:5])}'
 
-    @rule(area='selection', level='extended', requires=['destroy_ref'])
+    @rule(area='selection', level='extended', requires=['destroy_ref'], must='A10')
     async def test_a_gone_environment_raises_unavailable_and_never_starts_over(
         self, capability: AbstractCapability[Any], deps: object, destroy_environment: DestroyRef | None
     ) -> None:

@@ -82,7 +82,7 @@ def _verdict(found: list[str], what: str) -> None:
 class UntrustedRefRules:
     """Rules on the refs a capability must decline (return None) or refuse with a clear error, never attach to."""
 
-    @rule(area='untrusted')
+    @rule(area='untrusted', must='C04')
     async def test_another_providers_ref_is_declined(self, capability: AbstractCapability[Any], deps: object) -> None:
         """`get_workspace` returns None (or raises) for a ref of another provider, even one with its own id."""
         own = await first_use(own_environment(capability, deps))
@@ -90,7 +90,7 @@ class UntrustedRefRules:
         refs = [WorkspaceRef(provider=name, id=own.id) for name in others if name != own.provider]
         _verdict(accepted(capability, deps, refs), "another provider's ref")
 
-    @rule(area='untrusted')
+    @rule(area='untrusted', must='C05')
     async def test_hostile_ref_ids_are_declined(
         self, capability: AbstractCapability[Any], deps: object, foreign_refs: Sequence[WorkspaceRef]
     ) -> None:
@@ -99,7 +99,7 @@ class UntrustedRefRules:
         refs = [*_refs(own.provider, _hostile_ids(own.id)), *foreign_refs]
         _verdict(accepted(capability, deps, refs), 'an untrusted ref')
 
-    @rule(area='untrusted')
+    @rule(area='untrusted', must='C05')
     async def test_a_neighbouring_environment_is_declined(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:
@@ -112,7 +112,7 @@ class UntrustedRefRules:
             refs = _refs(own.provider, [candidate for candidate in dict.fromkeys(ids) if candidate != own.id])
             _verdict(accepted(capability, deps, refs), 'an environment it did not create')
 
-    @rule(area='untrusted')
+    @rule(area='untrusted', must='C05')
     async def test_other_spellings_of_its_path_are_declined(
         self, capability: AbstractCapability[Any], deps: object
     ) -> None:

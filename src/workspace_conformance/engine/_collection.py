@@ -124,6 +124,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         _transportable(report)
 
 
+def _waived(item: pytest.Item) -> bool:
+    """Whether the rule runs as an expected failure here (a waiver, a mutant of the gate): its failure stays one."""
+    return item.get_closest_marker('xfail') is not None
+
+
+def _as_advisory(item: pytest.Item, report: pytest.TestReport, failure: RuleFailure) -> None:
+    """Report the failure of a rule that only advises here as a skip at its rule: `[area/rule] advisory: ...`.
+
+    pytest counts it as skipped and `-rs` lists it; the report counts it apart as an advisory, never a pass.
+    """
+    meta = rule_of(getattr(item, 'function', None))
+    name = meta.qualified if meta is not None else item.name
+    path, line, _ = item.reportinfo()
+    observed = failure.observed if failure.observed is not None else str(failure)
+    report.outcome = 'skipped'
+    report.longrepr = (str(path), (line or 0) + 1, f'Skipped: [{name}] advisory ({failure.advisory}): {observed}')
+
+
 def _classified(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> pytest.TestReport:
     """The report of `makereport`, with the rule's outcome, cost and skip attached as data."""
     raised = call.excinfo.value if call.excinfo is not None else None
@@ -138,6 +156,9 @@ def _classified(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
             failure['observed'] = raised.observed
         if raised.loop_tie is not None:
             failure['loop_tie'] = raised.loop_tie
+        if raised.advisory is not None and report.failed and not _waived(item):
+            failure['advisory'] = raised.advisory
+            _as_advisory(item, report, raised)
         report.user_properties.append((OUTCOME_PROPERTY, failure))
     is_rule = rule_of(getattr(item, 'function', None)) is not None or isinstance(item, OverriddenRule)
     if is_rule and report.skipped and not isinstance(raised, RuleSkipped) and isinstance(raised, pytest.skip.Exception):

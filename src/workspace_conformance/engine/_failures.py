@@ -9,10 +9,14 @@ from .._frames import machinery_hidden
 from ._rule import Rule
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
-__all__ = ('OBSERVED_LIMIT', 'RuleFailure', 'clip', 'framed', 'safe_str')
+__all__ = ('OBSERVED_LIMIT', 'ConformanceConfigError', 'RuleFailure', 'clip', 'framed', 'safe_str')
 
 OBSERVED_LIMIT = 4000
 """Characters of an observation kept in a failure message; a backend's 100 MB output must not flood the report."""
+
+
+class ConformanceConfigError(ValueError):
+    """The suite's configuration (waivers, fixtures) is wrong; the message says how to fix it."""
 
 
 class RuleFailure(AssertionError):
@@ -26,6 +30,8 @@ class RuleFailure(AssertionError):
     """The traceback of what the rule saw fail: pytest shows it, and not the guard's, as the failure's one traceback."""
     loop_tie: str | None = None
     """The other event loop the backend's error shows its code is tied to (asyncio-only code on trio), if any."""
+    advisory: str | None = None
+    """Why the failure only advises (its rule is `should`, or its claim was not declared); None: it fails the rule."""
 
 
 def safe_str(error: BaseException, *, named: bool = True) -> str:

@@ -6,7 +6,7 @@ import contextlib
 import functools
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +17,7 @@ import pytest
 from .._frames import backend_frames, leaf, machinery_hidden, traceback_of
 from ..loop_ties import loop_tie, tie_hint
 from ..runtime.watchdog import GRACE, Hang
+from ..vocabulary import ISOLATION_AREAS, TOOL_CLAIMS
 from ._baseline import BASELINE_ARGV, Baseline, cached_baseline, keep_baseline, needs_baseline
 from ._concurrency import (
     ACCOUNTING,
@@ -33,7 +34,7 @@ from ._concurrency import (
     take,
     undecided,
 )
-from ._failures import OBSERVED_LIMIT, RuleFailure, clip, framed, safe_str
+from ._failures import OBSERVED_LIMIT, ConformanceConfigError, RuleFailure, clip, framed, safe_str
 from ._requires import (
     PROBE,
     RuleSkipped,
@@ -200,7 +201,8 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
     parameters = list(signature.parameters.values())
     # What the guard reads (the time scale, and the fixtures that resolve `requires`), asked for when the body is not.
     subject = subject_fixture(rule)
-    read = (SCALE_FIXTURE, subject, 'declared_limits', 'request', *fixtures_needed(rule))
+    claims = (claims_fixture(rule),) if rule.claim is not None else ()
+    read = (SCALE_FIXTURE, subject, 'declared_limits', 'request', *claims, *fixtures_needed(rule))
     hidden = tuple(name for name in read if name not in signature.parameters)
     parameters.extend(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in hidden)
 
@@ -218,10 +220,45 @@ def guarded(function: Callable[..., Coroutine[Any, Any, None]], rule: Rule) -> C
                 if ahead.raised is not None:
                     raise ahead.raised
                 return
-        await _check(rule, function, args, kwargs, fixtures, subject)
+        advisory = advises(rule, fixtures)  # before the body: a bad `claims` fixture is a configuration error
+        try:
+            await _check(rule, function, args, kwargs, fixtures, subject)
+        except RuleFailure as failure:
+            failure.advisory = advisory
+            raise
 
     run_rule.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     return run_rule
+
+
+def claims_fixture(rule: Rule) -> str:
+    """The fixture of what a claim rule's subject claims: `isolation_claims`, else the tool suite's `claims`."""
+    return 'isolation_claims' if rule.claim == rule.area else 'claims'
+
+
+def advises(rule: Rule, fixtures: dict[str, Any]) -> str | None:
+    """Why a failure of `rule` only advises here, or None when it binds (a `must` rule, or a claim the subject made)."""
+    if rule.strength == 'should':
+        return 'should: good practice the contract does not require'
+    if rule.claim is not None and rule.claim not in claimed(rule, fixtures.get(claims_fixture(rule))):
+        return f'not claimed: the subject does not claim `{rule.claim}`'
+    return None
+
+
+def claimed(rule: Rule, claims: object) -> frozenset[str]:
+    """The claims a subject made, checked: a string or an unknown name is a configuration error saying what to fix."""
+    if claims is None:
+        return frozenset()
+    if isinstance(claims, str) or not isinstance(claims, Collection):
+        raise ConformanceConfigError(f'`{claims_fixture(rule)}` must be a set of claim names, not {claims!r}')
+    names = frozenset(str(claim) for claim in claims)
+    known = frozenset(ISOLATION_AREAS) if claims_fixture(rule) == 'isolation_claims' else frozenset(TOOL_CLAIMS)
+    unknown = sorted(names - known)
+    if unknown:
+        raise ConformanceConfigError(
+            f'`{claims_fixture(rule)}` names unknown claims {unknown}: the claims are {sorted(known)}'
+        )
+    return names
 
 
 async def _ran_ahead(request: pytest.FixtureRequest, given: dict[str, Any]) -> Ahead | None:

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .._frames import machinery_hidden
-from ..vocabulary import Area, Level, Requirement
+from ..vocabulary import Area, Level, Requirement, Strength
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = ('DEFAULT_TIMEOUT', 'LIFECYCLE_REQUIREMENTS', 'RULE_ATTRIBUTE', 'Rule', 'rule_of')
@@ -42,11 +42,22 @@ class Rule:
     """The oldest pydantic-ai (`major.minor`) whose contract states the clause; older ones make it not applicable."""
     alone: bool = False
     """Whether the rule runs by itself, never concurrently with other rules (`runs_alone` adds the lifecycle ones)."""
+    strength: Strength = 'should'
+    """How much its clause binds: `must` decides the verdict, `should` advises, `claim` binds where it is claimed."""
+    clause_id: str | None = None
+    """The id of the contract clause (docs/contract-clauses.toml) that makes a `must` rule one; None otherwise."""
+    claim: str | None = None
+    """Of a `claim` rule, the claim the subject declares for the rule to bind (`claims` fixture); None otherwise."""
 
     @property
     def runs_alone(self) -> bool:
         """Whether the rule must run by itself: declared `alone`, or it builds, attaches or destroys environments."""
         return self.alone or bool(set(self.requires) & set(LIFECYCLE_REQUIREMENTS))
+
+    @property
+    def binds(self) -> bool:
+        """Whether a failure of the rule fails the subject whatever it declares: true of `must` rules only."""
+        return self.strength == 'must'
 
     @property
     def qualified(self) -> str:

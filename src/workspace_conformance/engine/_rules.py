@@ -12,7 +12,18 @@ from typing import Any, TypeVar
 import pytest
 
 from .._frames import machinery_hidden
-from ..vocabulary import AREAS, CAPABILITY_AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement
+from ..vocabulary import (
+    AREAS,
+    CAPABILITY_AREAS,
+    ISOLATION_AREAS,
+    LEVELS,
+    REQUIREMENTS,
+    TOOL_AREAS,
+    TOOL_CLAIMS,
+    Area,
+    Level,
+    Requirement,
+)
 from ._guard import guarded
 from ._requires import CAPABILITY_ONLY
 from ._rule import DEFAULT_TIMEOUT, RULE_ATTRIBUTE, Rule, rule_of
@@ -46,6 +57,11 @@ def _clause(function: Callable[..., object]) -> str:
     return ' '.join(doc.split('\n\n', 1)[0].split())
 
 
+def _claimable(area: Area, claim: str) -> bool:
+    """Whether a rule of `area` may bind by `claim`: a tool claim in a tool area, or an isolation rule's own area."""
+    return (area in TOOL_AREAS and claim in TOOL_CLAIMS) or (area in ISOLATION_AREAS and claim == area)
+
+
 def rule(
     *,
     area: Area,
@@ -56,9 +72,14 @@ def rule(
     timeout: float = DEFAULT_TIMEOUT,
     contract: str | None = None,
     alone: bool = False,
+    must: str | None = None,
+    claim: str | None = None,
 ) -> Callable[[TestMethod], TestMethod]:
     """Declare a test method a rule: tag it, resolve its `requires` before the body, and bound it with a hang guard.
 
+    A rule advises (strength `should`) unless it says why it binds: `must='B03'` names the contract clause (an id of
+    docs/contract-clauses.toml) whose MUST it checks, `claim='bounded'` the claim a subject declares for it to bind.
+    A new rule enters as `should` and graduates to `must` once its clause is a MUST and it holds on two real backends.
     `alone` keeps the rule out of concurrent runs: say it for a rule that measures time, counts processes or changes
     what other rules share; rules that need `fresh`, `attach`, `destroy` or `sacrificial` run alone anyway.
     """
@@ -72,6 +93,17 @@ def rule(
         )
     if contract is not None and not re.fullmatch(r'\d+\.\d+', contract):
         raise ValueError(f'bad rule declaration: contract={contract!r} must be a pydantic-ai version like "2.68"')
+    if must is not None and claim is not None:
+        raise ValueError(f'bad rule declaration: must={must!r} and claim={claim!r}: a claim binds only where declared')
+    if must is not None and not re.fullmatch(r'[A-Z]\d{2}', must):
+        raise ValueError(
+            f'bad rule declaration: must={must!r} must be a clause id of docs/contract-clauses.toml, e.g. "B03"'
+        )
+    if claim is not None and not _claimable(area, claim):
+        raise ValueError(
+            f'bad rule declaration: claim={claim!r} in area={area!r}: a tool rule claims one of {list(TOOL_CLAIMS)}, '
+            'an isolation rule its own area'
+        )
 
     def decorate(function: TestMethod) -> TestMethod:
         name = function.__name__
@@ -88,6 +120,9 @@ def rule(
             timeout=timeout,
             contract=contract,
             alone=alone,
+            strength='must' if must is not None else 'claim' if claim is not None else 'should',
+            clause_id=must,
+            claim=claim,
         )
         wrapper = guarded(function, meta)
         setattr(wrapper, RULE_ATTRIBUTE, meta)

@@ -25,7 +25,7 @@ from .._mirror import Mirror, mirrored_class, protocol_members
 from ..runtime.leftovers import scratch_in_use
 from ..vocabulary import SKIP_KINDS, SkipKind
 from ._baseline import Baseline
-from ._failures import safe_str
+from ._failures import ConformanceConfigError, safe_str
 from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run
 from ._requires import RuleSkipped, skip_reason
 from ._rule import rule_of
@@ -66,10 +66,6 @@ C = TypeVar('C')
 
 SCRATCH_PREFIX = '.workspace-conformance-'
 """Every scratch directory a rule makes starts with this, so leftovers are easy to find and remove."""
-
-
-class ConformanceConfigError(ValueError):
-    """The suite's configuration (waivers, fixtures) is wrong; the message says how to fix it."""
 
 
 MakeSymlink = Callable[[WorkspaceBackend, str, str], Awaitable[None]]

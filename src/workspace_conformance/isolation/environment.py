@@ -18,7 +18,7 @@ _DUMP = (
 class EnvironmentIsolationRules:
     """Rules on a variable with a unique name and value set in the runner's `os.environ` for the rule."""
 
-    @rule(area='environment', requires=['commands', 'posix_shell'], since='0.3.0', alone=True)
+    @rule(area='environment', requires=['commands', 'posix_shell'], since='0.3.0', alone=True, claim='environment')
     async def test_runner_variable_never_reaches_commands(
         self, backend: WorkspaceBackend, host_canaries: HostCanaries
     ) -> None:

@@ -18,7 +18,7 @@ _WHY = 'claims files isolation'
 class FileIsolationRules:
     """Rules on host files planted in the host's temp directory and beside the workspace."""
 
-    @rule(area='files', requires=['commands', 'posix_shell'], since='0.3.0', alone=True)
+    @rule(area='files', requires=['commands', 'posix_shell'], since='0.3.0', alone=True, claim='files')
     async def test_host_temp_file_is_unreadable(self, backend: WorkspaceBackend, host_canaries: HostCanaries) -> None:
         """A command cannot read a file in the host's temporary directory by its absolute host path."""
         canary = host_canaries.temp_file()
@@ -27,7 +27,7 @@ class FileIsolationRules:
             f'`cat {canary.path}` in the sandbox printed the host file (exit {result.exit_code}); the backend {_WHY}'
         )
 
-    @rule(area='files', requires=['commands', 'posix_shell'], since='0.3.0', alone=True)
+    @rule(area='files', requires=['commands', 'posix_shell'], since='0.3.0', alone=True, claim='files')
     async def test_file_beside_the_workspace_is_unreadable(
         self, backend: WorkspaceBackend, host_canaries: HostCanaries
     ) -> None:
@@ -43,7 +43,7 @@ class FileIsolationRules:
             f'(exit {result.exit_code}); the backend {_WHY}'
         )
 
-    @rule(area='files', requires=['commands', 'posix_shell'], since='0.3.0', alone=True)
+    @rule(area='files', requires=['commands', 'posix_shell'], since='0.3.0', alone=True, claim='files')
     async def test_host_temp_file_cannot_be_changed(
         self, backend: WorkspaceBackend, host_canaries: HostCanaries
     ) -> None:
@@ -56,7 +56,7 @@ class FileIsolationRules:
             f'{after!r}; the backend {_WHY}'
         )
 
-    @rule(area='files', requires=['commands', 'posix_shell'], since='0.3.0', alone=True)
+    @rule(area='files', requires=['commands', 'posix_shell'], since='0.3.0', alone=True, claim='files')
     async def test_host_temp_listing_hides_the_canary(
         self, backend: WorkspaceBackend, host_canaries: HostCanaries
     ) -> None:

@@ -67,7 +67,7 @@ def _reached(listener: Listener, tried: list[str], connected: list[str]) -> str 
 class NetworkIsolationRules:
     """Rules on listeners the suite opens on the host for the rule: 127.0.0.1 on a random port, a unix socket."""
 
-    @rule(area='network', requires=['commands', 'posix_shell'], since='0.3.0', alone=True)
+    @rule(area='network', requires=['commands', 'posix_shell'], since='0.3.0', alone=True, claim='network')
     async def test_host_loopback_listener_is_unreachable(
         self, backend: WorkspaceBackend, host_canaries: HostCanaries
     ) -> None:
@@ -81,7 +81,7 @@ class NetworkIsolationRules:
         reached = _reached(listener, tried, connected)
         assert reached is None, f'{reached}; the backend claims network isolation'
 
-    @rule(area='network', requires=['commands', 'posix_shell'], since='0.3.0', alone=True)
+    @rule(area='network', requires=['commands', 'posix_shell'], since='0.3.0', alone=True, claim='network')
     async def test_host_unix_socket_is_unreachable(
         self, backend: WorkspaceBackend, host_canaries: HostCanaries
     ) -> None:

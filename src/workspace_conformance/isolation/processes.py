@@ -19,7 +19,7 @@ _LISTING = (
 class ProcessIsolationRules:
     """Rules on a host process with a marker in its argv, started before the rule and reaped after it."""
 
-    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.3.0', alone=True)
+    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.3.0', alone=True, claim='processes')
     async def test_host_process_is_invisible(self, backend: WorkspaceBackend, host_canaries: HostCanaries) -> None:
         """A host process does not show in the sandbox's `ps` or `/proc/*/cmdline`."""
         canary = host_canaries.process()
@@ -33,7 +33,7 @@ class ProcessIsolationRules:
             f'{" and ".join(tried)}; the backend claims process isolation'
         )
 
-    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.3.0', alone=True)
+    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.3.0', alone=True, claim='processes')
     async def test_host_process_cannot_be_signalled(
         self, backend: WorkspaceBackend, host_canaries: HostCanaries
     ) -> None:

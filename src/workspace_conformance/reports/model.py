@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from .. import vocabulary
-from ..vocabulary import NO_ISOLATION_CLAIMED, Outcome, RuleStatus, Verdict
+from ..vocabulary import NO_ISOLATION_CLAIMED, Outcome, RuleStatus, Strength, Verdict
 
 __all__ = (
     'SCHEMA_VERSION',
@@ -22,6 +22,7 @@ __all__ = (
     'SuiteReport',
     'Verdict',
     'Waiver',
+    'advisories',
     'isolation_of',
     'isolation_verdict',
     'meets',
@@ -35,13 +36,15 @@ SkipKind = Literal[vocabulary.SkipKind, 'unclassified']
 
 
 class _OfARule(BaseModel):
-    """The fields every record of one rule starts with: which rule, its area and its level."""
+    """The fields every record of one rule starts with: which rule, its area, its level and its strength."""
 
     model_config = ConfigDict(frozen=True)
 
     rule_id: str
     area: str
     level: str
+    strength: Strength = 'must'
+    """How much the rule's clause binds (`vocabulary.Strength`); reports of schema 1, which predate it, bind always."""
 
 
 class RuleOutcome(_OfARule):
@@ -79,7 +82,14 @@ class RuleSummary(_OfARule):
     """The kind of skip behind a gap or a not-applicable rule (`overridden` for a rule the subclass overrode)."""
 
 
-_SEVERITY: dict[RuleStatus, int] = {'passed': 0, 'not-applicable': 1, 'gap': 2, 'missing': 3, 'failed': 4}
+_SEVERITY: dict[RuleStatus, int] = {
+    'passed': 0,
+    'not-applicable': 1,
+    'gap': 2,
+    'advisory': 3,
+    'missing': 4,
+    'failed': 5,
+}
 
 
 def _status(outcome: RuleOutcome) -> tuple[RuleStatus, str | None]:
@@ -88,6 +98,9 @@ def _status(outcome: RuleOutcome) -> tuple[RuleStatus, str | None]:
         return 'passed', None
     if outcome.outcome == 'missing':
         return 'missing', f'no result {where}'
+    if outcome.outcome == 'advisory':
+        seen = outcome.observed or outcome.excerpt or ''
+        return 'advisory', f'advisory {where} ({outcome.reason or outcome.strength}): {seen}'.rstrip(': ')
     if outcome.outcome in ('failed', 'error', 'xpassed'):
         return 'failed', f'{outcome.outcome} {where}: {outcome.excerpt or outcome.reason or ""}'.rstrip(': ')
     if outcome.outcome == 'xfailed':
@@ -110,6 +123,7 @@ def summarize(outcomes: Iterable[RuleOutcome]) -> list[RuleSummary]:
             rule_id=rule_id,
             area=outcome.area,
             level=outcome.level,
+            strength=outcome.strength,
             status=status,
             detail=detail,
             skip_kind=outcome.skip_kind if status in ('gap', 'not-applicable') else None,
@@ -119,24 +133,33 @@ def summarize(outcomes: Iterable[RuleOutcome]) -> list[RuleSummary]:
 
 
 def verdict_of(summaries: Iterable[RuleSummary]) -> Verdict:
-    """Certified when every applicable rule passed; partial when the gaps are extended or overridden; else not.
+    """Certified when every applicable binding rule passed; partial when its gaps are extended or overridden; else not.
 
-    A core rule the subclass overrode was not checked by this suite, so it never certifies, but the subclass checked
-    something in its place (or chose not to, visibly): `partial`, with the override listed.
+    Only `must` rules (and claims the subject made, whose failures stay failures) decide: an advisory, or a gap of a
+    rule that only advises, is listed beside the verdict and never changes it. A rule with no result is `missing`
+    whatever its strength: the run is incomplete. A core rule the subclass overrode was not checked by this suite, so it
+    never certifies, but the subclass checked something in its place (or chose not to, visibly): `partial`.
     """
     summaries = list(summaries)
     if not summaries:
         return 'not certified'
     for summary in summaries:
-        core_gap = summary.status == 'gap' and summary.level == 'core' and summary.skip_kind != 'overridden'
+        binding_gap = summary.status == 'gap' and summary.strength == 'must'
+        core_gap = binding_gap and summary.level == 'core' and summary.skip_kind != 'overridden'
         if summary.status in ('failed', 'missing') or core_gap:
             return 'not certified'
-    if any(summary.status == 'gap' for summary in summaries):
+    if any(summary.status == 'gap' and summary.strength == 'must' for summary in summaries):
         return 'partial'
     return 'certified'
 
 
-SCHEMA_VERSION = 1
+def advisories(summaries: Iterable[RuleSummary]) -> list[RuleSummary]:
+    """The rules whose failure only advises the subject (`should`, or a claim it did not make): listed, never hidden."""
+    return [summary for summary in summaries if summary.status == 'advisory']
+
+
+SCHEMA_VERSION = 2
+"""2: each rule's `strength`, and the `advisory` outcome and status; a report of schema 1 reads as all `must`."""
 
 
 class Waiver(BaseModel):

@@ -96,9 +96,15 @@ def _catalog(subject: str, klass: type) -> dict[str, Any]:
     """What a suite class says of all its rules (the catalog, the overridden ones, its summary and loops left out)."""
     return {
         'subject': subject,
-        'suite_rules': [{'id': r.id, 'area': r.area, 'level': r.level} for r in catalog(klass)],
+        'suite_rules': [{'id': r.id, 'area': r.area, 'level': r.level, 'strength': r.strength} for r in catalog(klass)],
         'overridden': {
-            o.rule.id: {'area': o.rule.area, 'level': o.rule.level, 'clause': o.rule.clause, 'how': o.how}
+            o.rule.id: {
+                'area': o.rule.area,
+                'level': o.rule.level,
+                'strength': o.rule.strength,
+                'clause': o.rule.clause,
+                'how': o.how,
+            }
             for o in overridden_rules(klass)
         },
         'summary': bool(getattr(klass, 'conformance_summary', True)),
@@ -264,7 +270,8 @@ class ConformanceRecorder:
         subject = self._subject(sent['subject'])
         subject.summary = bool(sent.get('summary', True))
         for entry in sent['suite_rules']:
-            subject.expected.setdefault(entry['id'], (entry['area'], entry['level']))
+            strength = entry.get('strength', 'must')
+            subject.expected.setdefault(entry['id'], (entry['area'], entry['level'], strength))
         subject.overridden.update(sent.get('overridden', {}))
         subject.loops_left_out.update(sent.get('loops_left_out', {}))
 

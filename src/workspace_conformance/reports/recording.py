@@ -7,7 +7,7 @@ from typing import Any, cast, get_args
 
 import pytest
 
-from ..vocabulary import ACCOUNTING_PROPERTY, OUTCOME_PROPERTY
+from ..vocabulary import ACCOUNTING_PROPERTY, OUTCOME_PROPERTY, Strength
 from .model import RuleOutcome, RuleSummary, SkipKind, summarize
 
 __all__ = ('CRASH_PROPERTY', 'SubjectResults', 'merge', 'user_property')
@@ -30,7 +30,8 @@ class SubjectResults:
     expected_failures: dict[str, str] = field(default_factory=dict)
     summary: bool = True
     """Whether the terminal summary shows it; a suite class opts out with `conformance_summary = False`."""
-    expected: dict[str, tuple[str, str]] = field(default_factory=dict)
+    expected: dict[str, tuple[str, str, Strength]] = field(default_factory=dict)
+    """Rule id -> area, level and strength of every rule of the suite class's catalog."""
     outcomes: dict[tuple[str, str], RuleOutcome] = field(default_factory=dict)
     started: set[str] = field(default_factory=set)
     """The anyio backends a rule started on, even if none finished (a run interrupted in its first rule)."""
@@ -54,13 +55,14 @@ class SubjectResults:
                     rule_id=rule_id,
                     area=about['area'],
                     level=about['level'],
+                    strength=cast(Strength, about.get('strength', 'must')),
                     clause=about['clause'],
                     anyio_backend=backend,
                     outcome='skipped',
                     skip_kind='overridden',
                     reason=about['how'],
                 )
-        for rule_id, (area, level) in self.expected.items():
+        for rule_id, (area, level, strength) in self.expected.items():
             for backend in self.anyio_backends:
                 filled.setdefault(
                     (rule_id, backend),
@@ -68,6 +70,7 @@ class SubjectResults:
                         rule_id=rule_id,
                         area=area,
                         level=level,
+                        strength=strength,
                         clause='',
                         anyio_backend=backend,
                         outcome='missing',
@@ -92,6 +95,7 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
         'rule_id': rule['id'],
         'area': rule['area'],
         'level': rule['level'],
+        'strength': rule.get('strength', 'must'),
         'clause': rule['clause'],
         'anyio_backend': tag['anyio_backend'],
         'duration': duration,
@@ -127,6 +131,15 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
             observed=_observed(report),
             frames=_frames(report),
             loop_tie=tie if isinstance(tie, str) else None,
+        )
+    if isinstance(classified, dict) and 'advisory' in classified:
+        return RuleOutcome(
+            **base,
+            outcome='advisory',
+            reason=str(classified['advisory']),
+            excerpt=_excerpt(report),
+            observed=_observed(report),
+            frames=_frames(report),
         )
     if wasxfail is not None:
         return RuleOutcome(

@@ -183,27 +183,27 @@ async def _listings(backend: WorkspaceBackend, counts: Sequence[int], has_real_p
 class CapRules:
     """Rules at providers' chunk, page and cap sizes: files either side of each, output at each, listings at pages."""
 
-    @rule(area='files', requires=['filesystem', 'native_files'], since='0.3.0', timeout=180)
+    @rule(area='files', requires=['filesystem', 'native_files'], since='0.3.0', timeout=180, must='B33')
     async def test_files_either_side_of_1_mib_round_trip(self, backend: WorkspaceBackend) -> None:
         """Files of 1 MiB and one byte either side read back byte for byte: a common proxy's request body limit."""
         await _round_trips(backend, 1)
 
-    @rule(area='files', requires=['filesystem', 'native_files'], since='0.3.0', timeout=180)
+    @rule(area='files', requires=['filesystem', 'native_files'], since='0.3.0', timeout=180, must='B33')
     async def test_files_either_side_of_4_mib_round_trip(self, backend: WorkspaceBackend) -> None:
         """Files of 4 MiB and one byte either side read back byte for byte: the largest default gRPC message."""
         await _round_trips(backend, 4)
 
-    @rule(area='files', requires=['filesystem', 'native_files'], since='0.3.0', timeout=180)
+    @rule(area='files', requires=['filesystem', 'native_files'], since='0.3.0', timeout=180, must='B33')
     async def test_files_either_side_of_8_mib_round_trip(self, backend: WorkspaceBackend) -> None:
         """Files of 8 MiB and one byte either side read back byte for byte: one multipart upload part."""
         await _round_trips(backend, 8)
 
-    @rule(area='files', requires=['filesystem', 'native_files'], since='0.3.0', timeout=240)
+    @rule(area='files', requires=['filesystem', 'native_files'], since='0.3.0', timeout=240, must='B33')
     async def test_files_either_side_of_16_mib_round_trip(self, backend: WorkspaceBackend) -> None:
         """Files of 16 MiB and one byte either side read back byte for byte: two parts, and past an HTTP/2 frame."""
         await _round_trips(backend, 16)
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0', must='B28')
     async def test_output_of_1_mib_is_whole_or_an_output_limit_error(self, backend: WorkspaceBackend) -> None:
         """1 MiB on stdout alone, then on stderr alone, is returned whole or raises `WorkspaceOutputLimitError`.
 
@@ -212,24 +212,24 @@ class CapRules:
         """
         await _outputs(backend, 1)
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0', must='B28')
     async def test_output_of_4_mib_is_whole_or_an_output_limit_error(self, backend: WorkspaceBackend) -> None:
         """4 MiB on stdout alone, then on stderr alone, is returned whole or raises `WorkspaceOutputLimitError`."""
         await _outputs(backend, 4)
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0', timeout=90)
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0', timeout=90, must='B28')
     async def test_output_of_8_mib_is_whole_or_an_output_limit_error(self, backend: WorkspaceBackend) -> None:
         """8 MiB on stdout alone, then on stderr alone, is returned whole or raises `WorkspaceOutputLimitError`."""
         await _outputs(backend, 8)
 
-    @rule(area='files', requires=['filesystem'], since='0.3.0', timeout=120)
+    @rule(area='files', requires=['filesystem'], since='0.3.0', timeout=120, must='B39')
     async def test_listings_of_one_page_and_one_more_are_complete(
         self, backend: WorkspaceBackend, has_real_posix_shell: bool
     ) -> None:
         """Directories of 1,000 and 1,001 entries list every entry exactly once: a full page, and one past it."""
         await _listings(backend, (PAGE, PAGE + 1), has_real_posix_shell)
 
-    @rule(area='files', requires=['filesystem'], since='0.3.0', timeout=120)
+    @rule(area='files', requires=['filesystem'], since='0.3.0', timeout=120, must='B39')
     async def test_listing_of_5000_entries_is_complete(
         self, backend: WorkspaceBackend, has_real_posix_shell: bool
     ) -> None:

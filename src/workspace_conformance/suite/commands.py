@@ -174,7 +174,7 @@ async def _printed_on_both_streams(error: WorkspaceTimeoutError) -> bool:
 class CommandRules:
     """Rules that hold for every backend implementing `SupportsCommands`."""
 
-    @rule(area='commands', requires=['commands'], upstream=True)
+    @rule(area='commands', requires=['commands'], upstream=True, must='B16')
     async def test_command_form_must_match_shell(self, backend: WorkspaceBackend) -> None:
         """A shell string without `shell=True`, or an argv sequence with it, raises `TypeError`."""
         commands = commands_of(backend)
@@ -183,7 +183,7 @@ class CommandRules:
         with expect_error(TypeError, "run(['sh', '-c', 'exit 0'], shell=True)"):
             await commands.run(['sh', '-c', 'exit 0'], shell=True)
 
-    @rule(area='commands', requires=['commands'], upstream=True)
+    @rule(area='commands', requires=['commands'], upstream=True, must='B19')
     async def test_stdin_is_at_eof(self, backend: WorkspaceBackend) -> None:
         """A command's standard input is at end of file, so a read returns at once instead of waiting."""
         result = await commands_of(backend).run(
@@ -193,7 +193,7 @@ class CommandRules:
             f'reading stdin gave exit {result.exit_code} and stdout {result.stdout!r}'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], upstream=True)
+    @rule(area='commands', requires=['commands', 'posix_shell'], upstream=True, must='B20')
     async def test_undecodable_command_bytes_are_replaced(self, backend: WorkspaceBackend) -> None:
         """Bytes of stdout and stderr that are not UTF-8 come back as U+FFFD, never dropped."""
         result = await commands_of(backend).run(['sh', '-c', "printf 'a\\377b'; printf 'c\\376\\375' >&2"])
@@ -202,7 +202,7 @@ class CommandRules:
             f'stderr of bytes c,0xFE,0xFD came back as {result.stderr!r}'
         )
 
-    @rule(area='commands', requires=['commands'], upstream=True)
+    @rule(area='commands', requires=['commands'], upstream=True, must='B28')
     async def test_command_output_is_complete(self, backend: WorkspaceBackend) -> None:
         """Output is returned complete on both streams, or an error is raised: never a truncated success."""
         script = (
@@ -220,21 +220,21 @@ class CommandRules:
                 f'(a success must carry the whole output)'
             )
 
-    @rule(area='commands', requires=['commands'], upstream=True)
+    @rule(area='commands', requires=['commands'], upstream=True, must='B03')
     async def test_result_reports_exit_code_stdout_and_stderr(self, backend: WorkspaceBackend) -> None:
         """A non-zero exit is a normal result carrying the exit code and both streams, not an exception."""
         result = await commands_of(backend).run('printf to-out; printf to-err >&2; exit 42', shell=True)
         observed = (result.exit_code, result.stdout, result.stderr)
         assert observed == (42, 'to-out', 'to-err'), f'got (exit_code, stdout, stderr) = {observed!r}'
 
-    @rule(area='commands', requires=['commands'], upstream=True)
+    @rule(area='commands', requires=['commands'], upstream=True, must='B22')
     async def test_a_missing_program_exits_127(self, backend: WorkspaceBackend) -> None:
         """An argv program that does not exist is a result with exit code 127, as in `sh`."""
         program = f'workspace-conformance-no-such-program-{uuid.uuid4().hex[:8]}'
         result = await commands_of(backend).run([program, '--flag'])
         assert result.exit_code == 127, f'running a missing program returned exit code {result.exit_code}'
 
-    @rule(area='commands', requires=['commands'], upstream=True)
+    @rule(area='commands', requires=['commands'], upstream=True, must='B47')
     async def test_argv_items_are_literal(self, backend: WorkspaceBackend) -> None:
         """Each argv item reaches the program as one literal argument: nothing is split, quoted or expanded."""
         items = ['$HOME `id` $(id)', 'it\'s "quoted"; && || *', '  spaced  ', '-n', 'a\\b\tc', '']
@@ -244,7 +244,7 @@ class CommandRules:
             f'arguments {items!r} arrived as {result.stdout!r} (exit {result.exit_code})'
         )
 
-    @rule(area='commands', requires=['commands'], upstream=True, contract='2.68')
+    @rule(area='commands', requires=['commands'], upstream=True, contract='2.68', must='F04')
     async def test_run_starts_in_cwd(self, backend: WorkspaceBackend) -> None:
         """`Workspace.run(cwd=...)` starts the command in that directory, a relative one taken from the working dir."""
         workspace = workspace_of(backend)
@@ -260,13 +260,13 @@ class CommandRules:
                 result = await workspace.run(command, shell=shell, cwd=cwd)
                 assert result.stdout == expected, f'with cwd={cwd!r} the command ran in {result.stdout!r}'
 
-    @rule(area='commands', requires=['commands'], upstream=True, timeout=60)
+    @rule(area='commands', requires=['commands'], upstream=True, timeout=60, must='B14')
     async def test_timeout_raises_workspace_timeout_error(self, backend: WorkspaceBackend) -> None:
         """A command still running at its `timeout` raises `WorkspaceTimeoutError`."""
         with expect_error(WorkspaceTimeoutError, 'a 3600 s sleep with timeout=1'):
             await commands_of(backend).run(['sh', '-c', 'sleep 3600'], timeout=1)
 
-    @rule(area='commands', requires=['commands'], upstream=True)
+    @rule(area='commands', requires=['commands'], upstream=True, must='B26')
     async def test_env_is_added(self, backend: WorkspaceBackend) -> None:
         """Variables passed in `env=` are set for the command."""
         value = f'set by the suite {uuid.uuid4().hex[:6]}'
@@ -275,7 +275,7 @@ class CommandRules:
         )
         assert result.stdout == value, f'the variable read back as {result.stdout!r}, expected {value!r}'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B26')
     async def test_env_layers_over_the_backend_environment(self, backend: WorkspaceBackend) -> None:
         """Variables passed in `env=` are layered over the backend's own environment, which stays set."""
         name, value = await _backend_variable(backend)
@@ -289,7 +289,7 @@ class CommandRules:
             f'{name} was {variables.get(name)!r}: env= replaced the environment instead of layering over it'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B26')
     async def test_env_overrides_the_backend_variable_of_the_same_name(self, backend: WorkspaceBackend) -> None:
         """A variable passed in `env=` wins over the backend's own variable of the same name."""
         name, value = await _backend_variable(backend)
@@ -299,7 +299,7 @@ class CommandRules:
         seen = env_variables(result.stdout).get(name)
         assert seen == wanted, f'env={{{name!r}: {wanted!r}}} left {name} as {seen!r} (the backend had {value!r})'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B26')
     async def test_env_does_not_leak_into_later_commands(self, backend: WorkspaceBackend) -> None:
         """Variables passed in `env=` are set for that command only, not for the commands run after it."""
         commands = commands_of(backend)
@@ -309,7 +309,7 @@ class CommandRules:
         later = await commands.run(probe)
         assert later.stdout == 'unset', f'a later command without env= still saw the variable as {later.stdout!r}'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B26')
     async def test_env_values_arrive_byte_exact(self, backend: WorkspaceBackend) -> None:
         """Each `env=` value reaches the command exactly: spaces, quotes, newlines, `$`, `=`, non-ASCII and empty."""
         values = {
@@ -328,7 +328,7 @@ class CommandRules:
             f'the values {list(values.values())!r} arrived as {result.stdout!r} (exit {result.exit_code})'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B03')
     async def test_exit_codes_0_to_255_round_trip(self, backend: WorkspaceBackend) -> None:
         """The exit code in the result is the command's own, across the whole range 0 to 255."""
         commands = commands_of(backend)
@@ -339,7 +339,7 @@ class CommandRules:
                 wrong[code] = result.exit_code
         assert not wrong, f'exit codes came back changed (sent: received): {wrong}'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B13')
     async def test_death_by_signal_is_exit_code_128_plus_n(self, backend: WorkspaceBackend) -> None:
         """A command killed by a signal in a live environment returns exit code 128 plus the signal number."""
         commands = commands_of(backend)
@@ -349,7 +349,7 @@ class CommandRules:
                 f'a shell killing itself with SIG{name} gave {_describe(result)}, expected exit {128 + number}'
             )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B22')
     async def test_a_non_executable_program_exits_126(self, backend: WorkspaceBackend) -> None:
         """An argv program that exists but is not executable is a result with exit code 126, as in `sh`."""
         commands = commands_of(backend)
@@ -359,7 +359,7 @@ class CommandRules:
             result = await commands.run([program])
             assert result.exit_code == 126, f'running a file without execute permission gave {_describe(result)}'
 
-    @rule(area='commands', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', level='extended', requires=['commands', 'posix_shell'], since='0.2.0', must='B30')
     async def test_timeout_error_carries_partial_output(self, backend: WorkspaceBackend) -> None:
         """The `WorkspaceTimeoutError` of a timed-out command holds the stdout and stderr written before the timeout."""
         script = 'printf out-before-timeout; printf err-before-timeout >&2; exec sleep 60'
@@ -372,7 +372,7 @@ class CommandRules:
             f'the timeout error held stdout {caught.stdout!r} and stderr {caught.stderr!r}'
         )
 
-    @rule(area='commands', requires=['commands'], since='0.2.0')
+    @rule(area='commands', requires=['commands'], since='0.2.0', must='B16')
     async def test_invalid_timeouts_raise_value_error(self, backend: WorkspaceBackend) -> None:
         """A timeout that is 0, negative, NaN or infinite raises `ValueError`; a non-number raises it or `TypeError`."""
         commands = commands_of(backend)
@@ -393,7 +393,7 @@ class CommandRules:
             f'a 1 s command with a 30 s timeout gave {_describe(result)}'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B28')
     async def test_output_past_a_cap_is_complete_or_an_output_limit_error(self, backend: WorkspaceBackend) -> None:
         """Output past any cap is returned whole, or raises `WorkspaceOutputLimitError` with `limit` and both previews.
 
@@ -413,7 +413,7 @@ class CommandRules:
                 f'characters, expected {len(expected)}'
             )
 
-    @rule(area='commands', requires=['commands', 'posix_shell', 'local_backend'], since='0.3.0')
+    @rule(area='commands', requires=['commands', 'posix_shell', 'local_backend'], since='0.3.0', must='S04')
     async def test_local_output_past_10_mib_raises_with_64_kib_previews(self, backend: WorkspaceBackend) -> None:
         """`LocalWorkspaceBackend` output over 10 MiB combined raises `WorkspaceOutputLimitError` with `limit` 10 MiB.
 
@@ -433,7 +433,7 @@ class CommandRules:
                 f'expected the first {LOCAL_PREVIEW} (64 KiB) of what the command wrote there'
             )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B28')
     async def test_line_endings_and_tabs_are_preserved(self, backend: WorkspaceBackend) -> None:
         """CR LF pairs, lone CRs and tabs in stdout and stderr come back exactly as written."""
         result = await commands_of(backend).run(
@@ -444,7 +444,7 @@ class CommandRules:
             f'(stdout, stderr) came back as {observed!r}'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B28')
     async def test_non_ascii_output_round_trips(self, backend: WorkspaceBackend) -> None:
         """UTF-8 output, 4-byte characters included, comes back as the same text on stdout and stderr."""
         out, err = 'é ✓ 🎉 日本', 'ü 🦀 ∑'
@@ -452,7 +452,7 @@ class CommandRules:
         observed = (result.stdout, result.stderr)
         assert observed == (out, err), f'the UTF-8 bytes of {(out, err)!r} came back as {observed!r}'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B28')
     async def test_output_whitespace_is_not_trimmed(self, backend: WorkspaceBackend) -> None:
         """Leading and trailing whitespace of the output is kept, and output without a final newline gets none."""
         result = await commands_of(backend).run(
@@ -461,14 +461,14 @@ class CommandRules:
         observed = (result.stdout, result.stderr)
         assert observed == ('\n  indented  \n\n', '  no final newline'), f'(stdout, stderr) came back as {observed!r}'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B28')
     async def test_nul_bytes_in_output_are_kept(self, backend: WorkspaceBackend) -> None:
         """A NUL byte in the output is valid UTF-8 and comes back as U+0000, with everything after it."""
         result = await commands_of(backend).run(['sh', '-c', "printf 'a\\000b\\000'; printf 'c\\000d' >&2"])
         observed = (result.stdout, result.stderr)
         assert observed == ('a\x00b\x00', 'c\x00d'), f'(stdout, stderr) came back as {observed!r}'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B47')
     async def test_non_ascii_argv_items_are_literal(self, backend: WorkspaceBackend) -> None:
         """Non-ASCII argv items, 4-byte characters included, reach the program unchanged."""
         items = ['héllo wörld', '✓ done', '🎉', '日本語', 'e\u0301 combining']
@@ -478,7 +478,7 @@ class CommandRules:
             f'arguments {items!r} arrived as {result.stdout!r} (exit {result.exit_code})'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B28')
     async def test_stdout_and_stderr_stay_apart(self, backend: WorkspaceBackend) -> None:
         """Interleaved writes to stdout and stderr come back on their own streams, neither swapped nor merged."""
         script = 'i=1; while [ "$i" -le 50 ]; do printf "out%s\\n" "$i"; printf "err%s\\n" "$i" >&2; i=$((i + 1)); done'
@@ -489,14 +489,14 @@ class CommandRules:
             f'({len(result.stdout)} and {len(result.stderr)} characters, expected {len(expected[0])} each)'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B28')
     async def test_stderr_alone_is_returned(self, backend: WorkspaceBackend) -> None:
         """A successful command that writes only to stderr returns that stderr and an empty stdout."""
         result = await commands_of(backend).run(['sh', '-c', 'printf only-on-stderr >&2'])
         observed = (result.exit_code, result.stdout, result.stderr)
         assert observed == (0, '', 'only-on-stderr'), f'got (exit_code, stdout, stderr) = {observed!r}'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B28')
     async def test_output_after_stdout_closes_is_kept(self, backend: WorkspaceBackend) -> None:
         """Output written to stderr after the command closed its stdout is returned, with the real exit code."""
         script = 'printf before-close; exec >&-; sleep 0.3; printf after-close >&2; exit 3'
@@ -504,7 +504,7 @@ class CommandRules:
         observed = (result.exit_code, result.stdout, result.stderr)
         assert observed == (3, 'before-close', 'after-close'), f'got (exit_code, stdout, stderr) = {observed!r}'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B28')
     async def test_concurrent_commands_keep_their_own_output(self, backend: WorkspaceBackend) -> None:
         """Commands running at the same time on one backend each get only their own output."""
         commands = commands_of(backend)
@@ -525,7 +525,7 @@ class CommandRules:
                 f'including {strangers[:3]!r}'
             )
 
-    @rule(area='commands', requires=['commands'], since='0.2.0')
+    @rule(area='commands', requires=['commands'], since='0.2.0', must='B31')
     async def test_result_fields_have_the_declared_types(self, backend: WorkspaceBackend) -> None:
         """A `CommandResult` carries `exit_code` as an `int` (not a `bool`) and `stdout` and `stderr` as `str`."""
         commands = commands_of(backend)
@@ -534,7 +534,7 @@ class CommandRules:
             types = tuple(type(value).__name__ for value in (result.exit_code, result.stdout, result.stderr))
             assert types == ('int', 'str', 'str'), f'{command!r} gave (exit_code, stdout, stderr) of types {types}'
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B46')
     async def test_shell_strings_are_interpreted_by_a_posix_shell(self, backend: WorkspaceBackend) -> None:
         """A shell string is interpreted by a POSIX shell: pipes, `&&`, `||`, variables, `$(...)` and globs."""
         async with scratch(workspace_of(backend)) as root:
@@ -549,14 +549,14 @@ class CommandRules:
             f'the shell string gave {_describe(result)}'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B21')
     async def test_shell_strings_start_in_the_working_dir(self, backend: WorkspaceBackend) -> None:
         """A shell string starts in `working_dir()`, like an argv command."""
         result = await commands_of(backend).run('pwd -P', shell=True)
         expected = f'{await backend.working_dir()}\n'
         assert result.stdout == expected, f'`pwd -P` as a shell string printed {result.stdout!r}, not {expected!r}'
 
-    @rule(area='commands', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', level='extended', requires=['commands', 'posix_shell'], since='0.2.0', must='B46')
     async def test_shell_strings_run_with_default_shell_options(self, backend: WorkspaceBackend) -> None:
         """A shell string runs with the shell's default options: no `errexit`, `nounset` or `pipefail` is imposed."""
         script = (
@@ -569,7 +569,7 @@ class CommandRules:
             f'a script relying on default options gave {_describe(result)}, expected exit 3 and stdout "0:[]"'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0', must='B21')
     async def test_a_relative_argv_program_resolves_in_the_working_dir(self, backend: WorkspaceBackend) -> None:
         """An argv program given as a relative path (`./dir/tool`) is found from `working_dir()`."""
         commands = commands_of(backend)

@@ -37,7 +37,7 @@ def _listed(result: CommandResult, doing: str) -> dict[str, str]:
 class EnvRules:
     """Rules on what `env=` carries: every name's case, two hundred variables, and each concurrent call its own."""
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0', must='B26')
     async def test_env_names_keep_their_case(self, backend: WorkspaceBackend) -> None:
         """Names passed in `env=` arrive with their case: lower, mixed and upper, and twins that differ only in case."""
         seen = _listed(await commands_of(backend).run(['env'], env=CASED), 'with env= of cased names')
@@ -48,7 +48,7 @@ class EnvRules:
             f', and {strangers} arrived, which env= never named' if strangers else ''
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0', must='B26')
     async def test_two_hundred_env_variables_arrive_in_one_call(self, backend: WorkspaceBackend) -> None:
         """All 200 variables passed in one `env=` reach the command, each with its own value."""
         many = {f'WC_MANY_{index:03d}': f'value {index} ' + '=' * (index % 5) for index in range(MANY)}
@@ -60,7 +60,7 @@ class EnvRules:
             f'{len(changed)} arrived changed (e.g. {[(name, seen[name]) for name in changed[:2]]})'
         )
 
-    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0')
+    @rule(area='commands', requires=['commands', 'posix_shell'], since='0.3.0', must='B26')
     async def test_concurrent_commands_see_only_their_own_env(self, backend: WorkspaceBackend) -> None:
         """Commands run at once with different `env=` each see their own variables, and none of the others'."""
         envs = [{'WC_CALLER': f'caller-{index}', f'WC_ONLY_CALLER_{index}': str(index)} for index in range(CONCURRENT)]

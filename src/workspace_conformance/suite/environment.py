@@ -51,7 +51,7 @@ class EnvironmentRules:
     """Rules on the environment a backend holds: what reaches its commands, its ref, and its destruction."""
 
     # It changes this process's os.environ, which commands other rules start at the same time would inherit.
-    @rule(area='commands', requires=['commands'], since='0.3.0', alone=True)
+    @rule(area='commands', requires=['commands'], since='0.3.0', alone=True, must='S02')
     async def test_commands_do_not_see_the_runners_environment(self, backend: WorkspaceBackend) -> None:
         """A secret-looking variable set in the runner's own environment is not visible to commands."""
         workspace = workspace_of(backend)
@@ -62,7 +62,7 @@ class EnvironmentRules:
             f"the runner's variable {CANARY} reached commands (as {found}): the backend forwards os.environ"
         )
 
-    @rule(area='files', requires=['commands', 'shell_files'], since='0.3.0')
+    @rule(area='files', requires=['commands', 'shell_files'], since='0.3.0', must='F12')
     async def test_the_shell_filesystem_finds_its_utilities(self, backend: WorkspaceBackend) -> None:
         """Where file methods or realpath go through the shell, every utility the shell filesystem runs is there."""
         workspace = workspace_of(backend)
@@ -76,7 +76,7 @@ class EnvironmentRules:
             'those file operations fail with WorkspaceError'
         )
 
-    @rule(area='lifecycle', since='0.3.0')
+    @rule(area='lifecycle', since='0.3.0', must='F10')
     async def test_native_file_methods_are_all_or_none(self, backend: WorkspaceBackend) -> None:
         """A backend has every `SupportsFilesystem` method or none: the facade uses a partial set nowhere."""
         raw = unwrap(backend)
@@ -93,7 +93,7 @@ class EnvironmentRules:
             f'{type(beneath).__qualname__} has the file methods {present} but not {missing}: {fallback}'
         )
 
-    @rule(area='lifecycle', requires=['filesystem'], since='0.3.0')
+    @rule(area='lifecycle', requires=['filesystem'], since='0.3.0', must='B45')
     async def test_the_ref_survives_message_storage(self, backend: WorkspaceBackend) -> None:
         """The ref is a `WorkspaceRef` of two non-empty strings that a stored message history gives back equal."""
         await workspace_of(backend).working_dir()
@@ -107,7 +107,7 @@ class EnvironmentRules:
         again = loaded.workspace_ref if isinstance(loaded, ModelResponse) else None
         assert again == ref, f'the ref {ref!r} came back from a stored message history as {again!r}'
 
-    @rule(area='lifecycle', level='extended', requires=['destroy', 'filesystem'], since='0.3.0')
+    @rule(area='lifecycle', level='extended', requires=['destroy', 'filesystem'], since='0.3.0', must='B18')
     async def test_every_operation_on_a_destroyed_environment_raises_unavailable(
         self, destructive_backend: Factory, destroy_environment: Destroy
     ) -> None:

@@ -86,7 +86,7 @@ UNICODE_NAMES = (
 class FileRules:
     """Rules on `SupportsFilesystem` semantics: bytes, metadata, directories and path errors."""
 
-    @rule(area='files', requires=['filesystem'], upstream=True, timeout=180)
+    @rule(area='files', requires=['filesystem'], upstream=True, timeout=180, must='B33')
     async def test_large_file_round_trip(self, backend: WorkspaceBackend) -> None:
         """An 8 MiB file reads back byte for byte: reads are paged rather than cut at an output cap."""
         workspace = workspace_of(backend)
@@ -99,7 +99,7 @@ class FileRules:
                 first = first_difference(back, data)
                 raise AssertionError(f'read back {len(back)} bytes of {len(data)}, first difference at byte {first}')
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B33')
     async def test_bytes_round_trip_and_write_creates_parents(self, backend: WorkspaceBackend) -> None:
         """Every byte value round-trips, a write creates missing parents, and a rewrite replaces the whole file."""
         workspace = workspace_of(backend)
@@ -113,7 +113,7 @@ class FileRules:
             back = await workspace.read_bytes(path)
             assert back == b'short', f'after rewriting with b"short" the file held {back[:40]!r}'
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B38')
     async def test_exists(self, backend: WorkspaceBackend) -> None:
         """`exists` is true for a file and a directory, and false (not an error) for a missing path."""
         workspace = workspace_of(backend)
@@ -130,7 +130,7 @@ class FileRules:
                 answer = await workspace.exists(path)
                 assert answer is expected, f'exists({path!r}) returned {answer!r}, expected {expected}'
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B32')
     async def test_stat_and_list_dir(self, backend: WorkspaceBackend) -> None:
         """`stat` and `list_dir` report each entry's name, absolute path, kind, and a size that is exact or `None`."""
         workspace = workspace_of(backend)
@@ -152,7 +152,7 @@ class FileRules:
             assert listed == [('four.bin', file, False)], f'list_dir of a directory with one file gave {listed!r}'
             assert inner[0].size in (None, 4), f'list_dir gave a 4-byte file the size {inner[0].size!r}'
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B35')
     async def test_make_dir_creates_parents_and_is_idempotent(self, backend: WorkspaceBackend) -> None:
         """`make_dir` creates missing parents, and making an existing directory again succeeds and keeps its files."""
         workspace = workspace_of(backend)
@@ -165,7 +165,7 @@ class FileRules:
             await workspace.make_dir(path)
             assert await workspace.read_bytes(kept) == b'kept', 'making an existing directory again lost its files'
 
-    @rule(area='files', requires=['filesystem', 'commands'], upstream=True)
+    @rule(area='files', requires=['filesystem', 'commands'], upstream=True, must='B02')
     async def test_commands_and_files_share_one_environment(self, backend: WorkspaceBackend) -> None:
         """Files written through the file API are seen by commands, and files commands write are seen by the API."""
         commands = commands_of(backend)
@@ -179,7 +179,7 @@ class FileRules:
             back = await workspace.read_bytes(path)
             assert back == b'from-commands\n', f'the file API read {back!r} after a command rewrote the file'
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B15')
     async def test_missing_paths_raise_file_not_found(self, backend: WorkspaceBackend) -> None:
         """`read_bytes`, `stat`, `list_dir` and `remove` of a missing path raise `FileNotFoundError`."""
         workspace = workspace_of(backend)
@@ -189,7 +189,7 @@ class FileRules:
                 with expect_error(FileNotFoundError, f'{name}({missing!r})'):
                     await getattr(workspace, name)(missing)
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B15')
     async def test_reading_a_directory_raises_is_a_directory(self, backend: WorkspaceBackend) -> None:
         """`read_bytes` of a directory raises `IsADirectoryError`."""
         workspace = workspace_of(backend)
@@ -197,7 +197,7 @@ class FileRules:
             with expect_error(IsADirectoryError, f'read_bytes of the directory {root!r}'):
                 await workspace.read_bytes(root)
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B15')
     async def test_listing_a_file_raises_not_a_directory(self, backend: WorkspaceBackend) -> None:
         """`list_dir` of a regular file raises `NotADirectoryError`."""
         workspace = workspace_of(backend)
@@ -207,7 +207,7 @@ class FileRules:
             with expect_error(NotADirectoryError, f'list_dir of the file {file!r}'):
                 await workspace.list_dir(file)
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B15')
     async def test_writing_to_a_directory_raises_is_a_directory(self, backend: WorkspaceBackend) -> None:
         """`write_bytes` to a directory raises `IsADirectoryError` and leaves the directory as it was."""
         workspace = workspace_of(backend)
@@ -219,7 +219,13 @@ class FileRules:
                 await workspace.write_bytes(folder, b'clobber')
             assert await workspace.read_bytes(inside) == b'inside', 'the refused write damaged the directory'
 
-    @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell', 'mkfifo'], upstream=True)
+    @rule(
+        area='files',
+        level='extended',
+        requires=['filesystem', 'commands', 'posix_shell', 'mkfifo'],
+        upstream=True,
+        must='F16',
+    )
     async def test_fifo_read_does_not_wait_for_writer(self, backend: WorkspaceBackend) -> None:
         """Reading a FIFO raises an `OSError` at once instead of blocking until a writer appears."""
         workspace = workspace_of(backend)
@@ -231,7 +237,13 @@ class FileRules:
                 f' only after the suite wrote to it at {bound:g} s' if result == b'unblocked' else ''
             )
 
-    @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell', 'mkfifo'], since='0.3.0')
+    @rule(
+        area='files',
+        level='extended',
+        requires=['filesystem', 'commands', 'posix_shell', 'mkfifo'],
+        since='0.3.0',
+        must='F17',
+    )
     async def test_writing_to_a_fifo_raises_os_error_and_keeps_it(self, backend: WorkspaceBackend) -> None:
         """`write_bytes` to a FIFO raises an `OSError` at once, instead of blocking on it or replacing it by a file."""
         commands = commands_of(backend)
@@ -253,6 +265,7 @@ class FileRules:
         level='extended',
         requires=['filesystem', 'commands', 'posix_shell', 'shell_permissions'],
         upstream=True,
+        must='B15',
     )
     async def test_permission_denied_uses_builtin_error(self, backend: WorkspaceBackend) -> None:
         """Reading or writing a file the command user may not access raises `PermissionError`."""
@@ -278,7 +291,7 @@ class FileRules:
             finally:
                 await commands.run(['chmod', '600', locked])
 
-    @rule(area='files', requires=['filesystem', 'parent_file_errors'], upstream=True)
+    @rule(area='files', requires=['filesystem', 'parent_file_errors'], upstream=True, must='B15')
     async def test_file_as_parent_raises_not_a_directory(self, backend: WorkspaceBackend) -> None:
         """Writing or making a directory below a regular file raises `NotADirectoryError` and keeps the file."""
         workspace = workspace_of(backend)
@@ -292,7 +305,7 @@ class FileRules:
                 await workspace.make_dir(below)
             assert await workspace.read_bytes(file) == b'a file', 'the refused operations replaced the file'
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B15')
     async def test_making_a_directory_over_a_file_raises_file_exists(self, backend: WorkspaceBackend) -> None:
         """`make_dir` of a path that is a regular file raises `FileExistsError` and keeps the file."""
         workspace = workspace_of(backend)
@@ -303,7 +316,7 @@ class FileRules:
                 await workspace.make_dir(file)
             assert await workspace.read_bytes(file) == b'a file', 'the refused make_dir replaced the file'
 
-    @rule(area='files', requires=['filesystem'], upstream=True)
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B36')
     async def test_remove_deletes_a_file_or_a_tree(self, backend: WorkspaceBackend) -> None:
         """`remove` deletes a file, or a directory with everything in it, and nothing beside them."""
         workspace = workspace_of(backend)
@@ -319,7 +332,7 @@ class FileRules:
                 assert not await workspace.exists(gone), f'{gone} still exists after remove'
             assert await workspace.read_bytes(kept) == b'kept', 'remove also deleted a sibling'
 
-    @rule(area='files', level='extended', requires=['filesystem', 'sacrificial'], upstream=True)
+    @rule(area='files', level='extended', requires=['filesystem', 'sacrificial'], upstream=True, must='B37')
     async def test_remove_refuses_the_working_dir_and_its_ancestors(
         self, destructive_backend: Callable[[], WorkspaceBackend] | None
     ) -> None:
@@ -345,7 +358,7 @@ class FileRules:
             assert await workspace.exists(working_dir), f'remove({ancestor!r}) deleted the working directory'
             child = ancestor
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_empty_file_round_trip(self, backend: WorkspaceBackend) -> None:
         """Writing zero bytes leaves an empty file: a new file and an emptied one both read back as `b''`."""
         workspace = workspace_of(backend)
@@ -359,7 +372,7 @@ class FileRules:
             back = await workspace.read_bytes(emptied)
             assert back == b'', f'a file rewritten with zero bytes still held {back[:40]!r}'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_zero_byte_write_creates_the_file(self, backend: WorkspaceBackend) -> None:
         """A zero-byte write creates a regular file that `exists`, `stat` (size 0 or `None`) and `list_dir` see."""
         workspace = workspace_of(backend)
@@ -376,7 +389,7 @@ class FileRules:
                 f'list_dir of a directory holding one zero-byte file gave {listed!r}'
             )
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_shorter_overwrite_truncates(self, backend: WorkspaceBackend) -> None:
         """Overwriting a file with shorter content leaves exactly the new bytes, in data and in size."""
         workspace = workspace_of(backend)
@@ -393,7 +406,7 @@ class FileRules:
             listed = [entry.size for entry in await workspace.list_dir(root)]
             assert listed in ([None], [4]), f'after overwriting 48 KiB with 4 bytes list_dir gave sizes {listed!r}'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_line_endings_and_nul_bytes_are_preserved(self, backend: WorkspaceBackend) -> None:
         """File bytes are never translated: LF, CRLF, a lone CR and NUL bytes read back exactly as written."""
         workspace = workspace_of(backend)
@@ -405,7 +418,7 @@ class FileRules:
                 back = await workspace.read_bytes(path)
                 assert back == payload, f'wrote {payload!r}, read back {back!r}'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_invalid_utf8_bytes_are_preserved(self, backend: WorkspaceBackend) -> None:
         """Bytes that are not valid UTF-8 read back unchanged, never replaced, dropped or re-encoded."""
         workspace = workspace_of(backend)
@@ -421,28 +434,28 @@ class FileRules:
             size = (await workspace.stat(path)).size
             assert size in (None, len(data)), f'stat of a {len(data)}-byte file gave size {size!r}'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_names_with_shell_metacharacters_round_trip(self, backend: WorkspaceBackend) -> None:
         """Names with spaces, quotes, `$`, globs, backslashes or a leading dash are kept exactly, uninterpreted."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             await _names_round_trip(workspace, root, SHELL_METACHARACTER_NAMES)
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_names_with_control_characters_round_trip(self, backend: WorkspaceBackend) -> None:
         """Names holding a tab, newline, carriage return or other control character are kept and listed exactly."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             await _names_round_trip(workspace, root, CONTROL_CHARACTER_NAMES)
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_unicode_names_are_kept_exactly(self, backend: WorkspaceBackend) -> None:
         """Non-ASCII names are kept code point for code point: NFC `café` and NFD `café` are two different files."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             await _names_round_trip(workspace, root, UNICODE_NAMES)
 
-    @rule(area='files', level='extended', requires=['filesystem'], since='0.3.0')
+    @rule(area='files', level='extended', requires=['filesystem'], since='0.3.0', must='F23')
     async def test_undecodable_name_bytes_round_trip(
         self, backend: WorkspaceBackend, has_real_posix_shell: bool
     ) -> None:
@@ -475,7 +488,7 @@ class FileRules:
             expected = posixpath.join(real_root, UNDECODABLE_NAME)
             assert real == expected, f'realpath({path!r}) gave {real!r}, expected {expected!r}'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B39')
     async def test_dotfiles_are_listed(self, backend: WorkspaceBackend) -> None:
         """`list_dir` lists every entry, including names that start with a dot, like `.env` and `...`."""
         workspace = workspace_of(backend)
@@ -483,7 +496,7 @@ class FileRules:
             await workspace.make_dir(posixpath.join(root, '.hidden-dir'))
             await _names_round_trip(workspace, root, ('.env', '..double-dot', '...', 'visible'), extra={'.hidden-dir'})
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B32')
     async def test_list_dir_returns_entries_under_the_directory(self, backend: WorkspaceBackend) -> None:
         """`list_dir` returns a sequence of `FileEntry` at the absolute paths `<dir>/<name>`, sizes exact or `None`."""
         workspace = workspace_of(backend)
@@ -509,7 +522,7 @@ class FileRules:
                         f'the {sizes[entry.name]}-byte file {entry.name!r} is listed with size {entry.size!r}'
                     )
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_read_bytes_returns_bytes(self, backend: WorkspaceBackend) -> None:
         """`read_bytes` returns `bytes`, not a `bytearray`, `memoryview` or `str`, for empty and non-empty files."""
         workspace = workspace_of(backend)
@@ -521,7 +534,7 @@ class FileRules:
                 assert isinstance(back, bytes), f'read_bytes returned a {type(back).__name__}: {back!r}'
                 assert back == data, f'read_bytes returned {back!r}, expected {data!r}'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B32')
     async def test_stat_returns_a_file_entry_with_exact_types(self, backend: WorkspaceBackend) -> None:
         """`stat` returns a `FileEntry`: `name` and `path` are `str`, `is_dir` a `bool`, `size` an `int` or `None`."""
         workspace = workspace_of(backend)
@@ -541,7 +554,7 @@ class FileRules:
                 assert entry.is_dir is is_dir, f'stat({path!r}) gave is_dir={entry.is_dir!r}'
             assert (await workspace.stat(file)).size in (None, 5), 'stat of a 5-byte file gave the wrong size'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B38')
     async def test_exists_below_a_regular_file_is_false(self, backend: WorkspaceBackend) -> None:
         """`exists` of a path below a regular file is `False`, not an error."""
         workspace = workspace_of(backend)
@@ -555,7 +568,7 @@ class FileRules:
                     raise AssertionError(f'exists({path!r}) below a regular file raised {error!r}') from error
                 assert answer is False, f'exists({path!r}) below a regular file returned {answer!r}'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B38')
     async def test_exists_of_the_working_dir_is_true(self, backend: WorkspaceBackend) -> None:
         """`exists` is `True` for the working directory itself, however it is spelled."""
         workspace = workspace_of(backend)
@@ -564,7 +577,7 @@ class FileRules:
             answer = await workspace.exists(path)
             assert answer is True, f'exists({path!r}) of the working directory {working_dir!r} returned {answer!r}'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_concurrent_writes_to_different_files_land_intact(self, backend: WorkspaceBackend) -> None:
         """Concurrent `write_bytes` calls to different files, in one directory and in a new one, all land intact."""
         workspace = workspace_of(backend)
@@ -585,7 +598,7 @@ class FileRules:
                     f'{path} read back {len(back)} bytes, expected its own {len(data)}: a concurrent write clobbered it'
                 )
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0', timeout=120)
+    @rule(area='files', requires=['filesystem'], since='0.2.0', timeout=120, must='B39')
     async def test_large_listing_is_complete(self, backend: WorkspaceBackend, has_real_posix_shell: bool) -> None:
         """`list_dir` of a directory holding 2,000 entries returns every one of them, exactly once."""
         workspace = workspace_of(backend)
@@ -600,7 +613,7 @@ class FileRules:
                 f'missing {len(missing)} (e.g. {missing[:3]}), unexpected {extra[:3]}'
             )
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B33')
     async def test_deep_nesting_works(self, backend: WorkspaceBackend) -> None:
         """Paths 40 directories deep can be written, read, listed, made and removed like shallow ones."""
         workspace = workspace_of(backend)
@@ -623,7 +636,7 @@ class FileRules:
                 assert not await workspace.exists(top), f'removing a tree {DEEP_LEVELS} levels deep left {top}'
             assert not await workspace.exists(leaf), 'the deep file still exists after its tree was removed'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='F21')
     async def test_write_keeps_other_files_in_the_directory(self, backend: WorkspaceBackend) -> None:
         """Writing one file, new or existing, leaves every other entry of its directory as it was."""
         workspace = workspace_of(backend)
@@ -639,7 +652,7 @@ class FileRules:
                 back = await workspace.read_bytes(posixpath.join(root, name))
                 assert back == data, f'after writing its siblings, {name} held {back!r}, expected {data!r}'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B39')
     async def test_list_dir_of_an_empty_directory_is_empty(self, backend: WorkspaceBackend) -> None:
         """`list_dir` of an existing empty directory returns an empty sequence, not an error."""
         workspace = workspace_of(backend)
@@ -667,7 +680,7 @@ class FileRules:
                 await workspace.stat(path)
             assert await workspace.exists(path) is False, f'exists({path!r}) after remove was not False'
 
-    @rule(area='files', requires=['filesystem'], since='0.2.0')
+    @rule(area='files', requires=['filesystem'], since='0.2.0', must='B36')
     async def test_removing_a_file_leaves_its_parent(self, backend: WorkspaceBackend) -> None:
         """Removing the only file of a directory leaves that directory in place, empty."""
         workspace = workspace_of(backend)

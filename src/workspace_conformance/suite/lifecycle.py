@@ -107,7 +107,7 @@ async def _first_command_meets_a_short_timeout(build: Callable[[], WorkspaceBack
 class LifecycleRules:
     """Rules on building, creating, attaching to and destroying environments."""
 
-    @rule(area='lifecycle', upstream=True)
+    @rule(area='lifecycle', upstream=True, must='B01')
     async def test_has_the_required_members(self, backend: WorkspaceBackend) -> None:
         """A backend has `ref` and `working_dir`, plus `SupportsCommands`, `SupportsFilesystem`, or both."""
         raw = unwrap(backend)
@@ -118,7 +118,7 @@ class LifecycleRules:
             f'{type(raw).__qualname__} implements neither SupportsCommands nor SupportsFilesystem'
         )
 
-    @rule(area='lifecycle', upstream=True)
+    @rule(area='lifecycle', upstream=True, must='B21')
     async def test_working_dir_is_canonical(self, backend: WorkspaceBackend) -> None:
         """`working_dir()` is absolute and normalized, and is the directory commands start in (`pwd -P`)."""
         working_dir = await backend.working_dir()
@@ -131,7 +131,7 @@ class LifecycleRules:
                 f'commands start in {result.stdout!r}, but working_dir() is {working_dir!r}'
             )
 
-    @rule(area='lifecycle', upstream=True)
+    @rule(area='lifecycle', upstream=True, must='B08')
     async def test_ref_exists_after_the_first_operation_and_is_stable(self, backend: WorkspaceBackend) -> None:
         """`ref` is a `WorkspaceRef` once an operation has completed, and never changes afterwards."""
         before = backend.ref
@@ -142,7 +142,7 @@ class LifecycleRules:
         await backend.working_dir()
         assert backend.ref == after_first, f'the ref changed from {after_first!r} to {backend.ref!r}'
 
-    @rule(area='lifecycle', level='extended', requires=['fresh'], upstream=True)
+    @rule(area='lifecycle', level='extended', requires=['fresh'], upstream=True, must='B05')
     async def test_concurrent_first_use_shares_one_environment(self, fresh_backend: Factory) -> None:
         """Concurrent first operations on a fresh backend create one environment and share one ref."""
         fresh_backend = supplied(fresh_backend, 'fresh')
@@ -172,7 +172,7 @@ class LifecycleRules:
         finally:
             await _remove_quietly(workspace, folder)
 
-    @rule(area='lifecycle', level='extended', requires=['attach'], upstream=True)
+    @rule(area='lifecycle', level='extended', requires=['attach'], upstream=True, must='B05')
     async def test_a_backend_attached_by_ref_reaches_the_same_environment(
         self, backend: WorkspaceBackend, attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None
     ) -> None:
@@ -193,7 +193,9 @@ class LifecycleRules:
                 assert result.stdout == payload.decode(), f'`cat` on the attached backend printed {result.stdout!r}'
             assert attached.ref == ref, f'attaching by {ref!r} left the backend with the ref {attached.ref!r}'
 
-    @rule(area='lifecycle', level='extended', requires=['commands', 'posix_shell', 'destroy'], upstream=True)
+    @rule(
+        area='lifecycle', level='extended', requires=['commands', 'posix_shell', 'destroy'], upstream=True, must='B12'
+    )
     async def test_destroying_environment_during_command_raises_unavailable(
         self, destructive_backend: Factory, destroy_environment: Destroy
     ) -> None:
@@ -227,7 +229,7 @@ class LifecycleRules:
         observed = outcome[0] if outcome else 'nothing'
         assert isinstance(observed, WorkspaceUnavailableError), f'the command ended with {observed!r}'
 
-    @rule(area='lifecycle', level='extended', requires=['attach', 'destroy'], upstream=True)
+    @rule(area='lifecycle', level='extended', requires=['attach', 'destroy'], upstream=True, must='B06')
     async def test_attaching_to_a_destroyed_environment_raises_unavailable(
         self,
         destructive_backend: Factory,
@@ -247,7 +249,7 @@ class LifecycleRules:
             await attach_backend(ref).working_dir()
 
     # It measures how long a cancelled creation takes: other rules' load would skew that.
-    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0', timeout=120, alone=True)
+    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0', timeout=120, alone=True, must='B10')
     async def test_cancellation_mid_create_keeps_the_ref(self, fresh_backend: Factory) -> None:
         """A backend keeps the ref of an environment it created even when the caller is cancelled mid-create."""
         # A first operation is cancelled at once, half-way and near the end of the time an uncancelled one takes.
@@ -301,7 +303,7 @@ class LifecycleRules:
             'both times: the environment it was creating was lost'
         )
 
-    @rule(area='lifecycle', since='0.2.0')
+    @rule(area='lifecycle', since='0.2.0', must='B42')
     async def test_working_dir_is_stable(self, backend: WorkspaceBackend) -> None:
         """`working_dir()` returns the same path on every call, concurrent or not, before and after other operations."""
         first = await backend.working_dir()
@@ -318,7 +320,7 @@ class LifecycleRules:
         seen.append(await backend.working_dir())
         assert all(path == first for path in seen), f'working_dir() returned {sorted(set(seen))!r}'
 
-    @rule(area='lifecycle', level='extended', requires=['attach'], since='0.2.0')
+    @rule(area='lifecycle', level='extended', requires=['attach'], since='0.2.0', must='B43')
     async def test_attaching_keeps_the_ref_without_creating(
         self, backend: WorkspaceBackend, attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None
     ) -> None:
@@ -333,7 +335,7 @@ class LifecycleRules:
         assert attached.ref == ref, f'attached by {ref!r}, the backend had the ref {attached.ref!r} after an operation'
         assert backend.ref == ref, f'attaching changed the original backend ref to {backend.ref!r}'
 
-    @rule(area='lifecycle', level='extended', requires=['attach'], since='0.2.0')
+    @rule(area='lifecycle', level='extended', requires=['attach'], since='0.2.0', must='D01')
     async def test_attached_backend_shares_the_working_dir(
         self, backend: WorkspaceBackend, attach_backend: Callable[[WorkspaceRef], WorkspaceBackend] | None
     ) -> None:
@@ -345,7 +347,7 @@ class LifecycleRules:
         attached = await attach_backend(ref).working_dir()
         assert attached == working_dir, f'attached by {ref!r}, working_dir() is {attached!r}, not {working_dir!r}'
 
-    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0')
+    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0', must='B04')
     async def test_building_a_backend_creates_nothing(self, fresh_backend: Factory) -> None:
         """A backend built without a ref does no I/O: its ref stays `None` until its own first operation."""
         fresh_backend = supplied(fresh_backend, 'fresh')
@@ -359,7 +361,7 @@ class LifecycleRules:
         assert used.ref is not None, 'a fresh backend had no ref after its first operation'
         assert idle.ref is None, f'another fresh backend, never used, had the ref {idle.ref!r}'
 
-    @rule(area='lifecycle', requires=['filesystem'], since='0.2.0')
+    @rule(area='lifecycle', requires=['filesystem'], since='0.2.0', must='B08')
     async def test_ref_survives_a_failed_operation(self, backend: WorkspaceBackend) -> None:
         """An operation that raises a path-level error such as `FileNotFoundError` leaves the ref unchanged."""
         workspace = workspace_of(backend)
@@ -378,7 +380,7 @@ class LifecycleRules:
             )
             assert backend.ref == ref, f'the ref changed from {ref!r} to {backend.ref!r}'
 
-    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0')
+    @rule(area='lifecycle', level='extended', requires=['fresh'], since='0.2.0', must='B07')
     async def test_a_failing_first_operation_still_records_the_ref(self, fresh_backend: Factory) -> None:
         """The ref is recorded as soon as a create returns, so a first operation that fails still leaves it set."""
         fresh_backend = supplied(fresh_backend, 'fresh')
@@ -393,12 +395,12 @@ class LifecycleRules:
         assert backend.ref == ref, f'the ref changed from {ref!r} to {backend.ref!r}'
 
     # Up to three tries of two calls each, at 2, 6 and 18 s (scaled), plus three creations.
-    @rule(area='lifecycle', level='extended', requires=['fresh', 'commands'], since='0.3.0', timeout=150)
+    @rule(area='lifecycle', level='extended', requires=['fresh', 'commands'], since='0.3.0', timeout=150, must='B44')
     async def test_the_first_command_timeout_starts_after_creation(self, fresh_backend: Factory) -> None:
         """`run(timeout=)` starts its clock once the sandbox is ready: creating the environment does not count."""
         await _first_command_meets_a_short_timeout(supplied(fresh_backend, 'fresh'), 'a fresh backend', 'creating')
 
-    @rule(area='lifecycle', level='extended', requires=['attach', 'commands'], since='0.3.0', timeout=150)
+    @rule(area='lifecycle', level='extended', requires=['attach', 'commands'], since='0.3.0', timeout=150, must='B44')
     async def test_the_first_command_timeout_starts_after_attaching(
         self, backend: WorkspaceBackend, attach_backend: Attach | None
     ) -> None:
@@ -411,7 +413,7 @@ class LifecycleRules:
             lambda: attach_backend(ref), 'a backend attached by ref', 'attaching'
         )
 
-    @rule(area='lifecycle', level='extended', requires=['fresh', 'attach', 'filesystem'], since='0.3.0')
+    @rule(area='lifecycle', level='extended', requires=['fresh', 'attach', 'filesystem'], since='0.3.0', must='B11')
     async def test_dropping_a_backend_keeps_its_environment(
         self, fresh_backend: Factory, attach_backend: Attach | None
     ) -> None:

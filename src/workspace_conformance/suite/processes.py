@@ -110,7 +110,13 @@ async def _release(workspace: Workspace, release: str, finished: str | None) -> 
 class ProcessRules:
     """Rules on process lifetime, for backends that run real POSIX processes."""
 
-    @rule(area='processes', level='extended', requires=['commands', 'posix_shell', 'inherited_pipes'], upstream=True)
+    @rule(
+        area='processes',
+        level='extended',
+        requires=['commands', 'posix_shell', 'inherited_pipes'],
+        upstream=True,
+        must='B24',
+    )
     async def test_background_child_does_not_hold_up_completed_command(self, backend: WorkspaceBackend) -> None:
         """`run` returns when the direct command exits, even while a background child keeps its output open."""
         commands = commands_of(backend)
@@ -133,7 +139,7 @@ class ProcessRules:
             finally:
                 await _release(workspace, release, finished)
 
-    @rule(area='processes', requires=['commands', 'posix_shell'], upstream=True)
+    @rule(area='processes', requires=['commands', 'posix_shell'], upstream=True, must='B23')
     async def test_cancellation_stops_foreground_work(self, backend: WorkspaceBackend) -> None:
         """Cancelling the caller of `run` stops the foreground process of the command."""
         commands = commands_of(backend)
@@ -166,6 +172,7 @@ class ProcessRules:
         requires=['commands', 'posix_shell', 'attach', 'setsid'],
         upstream=True,
         contract='2.68',
+        must='B25',
     )
     async def test_a_backend_attached_by_ref_reaches_a_detached_process(
         self,
@@ -192,7 +199,7 @@ class ProcessRules:
             finally:
                 await _release(workspace, release, None)
 
-    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0', must='B23')
     async def test_timeout_stops_the_foreground_process(self, backend: WorkspaceBackend) -> None:
         """A command that reaches its `timeout` is stopped, not left running after `WorkspaceTimeoutError`."""
         commands = commands_of(backend)
@@ -211,7 +218,7 @@ class ProcessRules:
                 'the timed-out command',
             )
 
-    @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0', must='B23')
     async def test_timeout_stops_the_process_tree(self, backend: WorkspaceBackend) -> None:
         """A timed-out shell string has its foreground process tree stopped, the shell's child process too."""
         commands = commands_of(backend)
@@ -234,7 +241,7 @@ class ProcessRules:
                 "the timed-out shell's child",
             )
 
-    @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.2.0', must='B23')
     async def test_cancellation_stops_the_process_tree(self, backend: WorkspaceBackend) -> None:
         """Cancelling the caller of a shell string stops its foreground process tree, the shell's child process too."""
         commands = commands_of(backend)
@@ -256,7 +263,7 @@ class ProcessRules:
 
             await _expect_stopped(commands, cancelled, "the cancelled shell's child")
 
-    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0', must='B24')
     async def test_a_redirected_background_job_does_not_delay_run(self, backend: WorkspaceBackend) -> None:
         """`run` returns as soon as the command exits when a background job it started has its output redirected."""
         commands = commands_of(backend)
@@ -287,7 +294,7 @@ class ProcessRules:
             finally:
                 await _release(workspace, release, finished)
 
-    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0')
+    @rule(area='processes', requires=['commands', 'posix_shell'], since='0.2.0', must='B24')
     async def test_run_returns_only_after_the_command_exits(self, backend: WorkspaceBackend) -> None:
         """`run` returns after the command exits, not when its output closes, so a child it waited for is gone."""
         commands = commands_of(backend)
@@ -308,7 +315,7 @@ class ProcessRules:
             finally:
                 await _kill(commands, pid)
 
-    @rule(area='processes', level='extended', requires=['commands', 'posix_shell', 'setsid'], since='0.2.0')
+    @rule(area='processes', level='extended', requires=['commands', 'posix_shell', 'setsid'], since='0.2.0', must='B25')
     async def test_a_detached_process_outlives_the_command(self, backend: WorkspaceBackend) -> None:
         """A process the command detached into its own session keeps running after the command returns."""
         commands = commands_of(backend)

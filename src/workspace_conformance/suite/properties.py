@@ -83,7 +83,7 @@ def _with_examples(test: Callable[..., None], cases: list[dict[str, Any]]) -> Ca
 class PropertyRules:
     """Rules checked on many generated inputs (`workspace_conformance.strategies`), under a Hypothesis profile."""
 
-    @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180)
+    @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180, must='F09')
     async def test_generated_names_round_trip(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
         """Any POSIX file name is written, listed, stat'ed and read back exactly, byte for byte."""
         workspace = workspace_of(backend)
@@ -99,7 +99,7 @@ class PropertyRules:
             tricky = [(name, b'x') for name in TRICKY_NAMES]
             await run_in_worker(_with_examples(names_round_trip, [{'cases': tricky}]))
 
-    @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180)
+    @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180, must='B33')
     async def test_generated_payloads_round_trip(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
         """Any bytes (empty, NUL, CR/LF, invalid UTF-8, binary) are read back exactly as written."""
         workspace = workspace_of(backend)
@@ -112,7 +112,7 @@ class PropertyRules:
 
             await run_in_worker(_with_examples(payloads_round_trip, [{'payloads': list(TRICKY_PAYLOADS)}]))
 
-    @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180)
+    @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180, must='B33')
     async def test_generated_nested_paths_round_trip(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
         """A write to any relative nested path creates its parents, and the file exists, reads and lists there."""
         workspace = workspace_of(backend)
@@ -125,7 +125,7 @@ class PropertyRules:
 
             await run_in_worker(paths_round_trip)
 
-    @rule(area='properties', requires=['commands', 'posix_shell'], since='0.2.0', timeout=180)
+    @rule(area='properties', requires=['commands', 'posix_shell'], since='0.2.0', timeout=180, must='B47')
     async def test_generated_argv_items_are_literal(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
         """Any argv items without NUL reach the program exactly, each as one argument."""
         commands = commands_of(backend)
@@ -144,7 +144,7 @@ class PropertyRules:
 
         await run_in_worker(_with_examples(argv_literal, [{'argvs': [['', '-n', 'a b', '$(id)', "'", '\n']]}]))
 
-    @rule(area='properties', requires=['commands', 'posix_shell'], since='0.2.0', timeout=180)
+    @rule(area='properties', requires=['commands', 'posix_shell'], since='0.2.0', timeout=180, must='B26')
     async def test_generated_env_values_are_exact(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
         """Any env names and values passed with `env=` reach the command exactly."""
         commands = commands_of(backend)

@@ -208,7 +208,7 @@ def _check(name: str, path: str, mine: Any, model: Any) -> None:
 class StatefulRules:
     """The model-based check: the backend behaves like the reference model on every sequence tried."""
 
-    @rule(area='stateful', requires=['filesystem'], since='0.2.0', timeout=300)
+    @rule(area='stateful', requires=['filesystem'], since='0.2.0', timeout=300, must='F09')
     async def test_file_operations_match_the_reference_model(
         self, backend: WorkspaceBackend, conformance_profile: str
     ) -> None:

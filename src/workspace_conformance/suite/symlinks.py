@@ -17,7 +17,7 @@ __all__ = ('SymlinkRules',)
 class SymlinkRules:
     """Rules for backends whose storage holds symlinks (created with `make_symlink` or `ln -s`)."""
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True)
+    @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True, must='B39')
     async def test_symlink_loop_does_not_break_listing(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -33,7 +33,7 @@ class SymlinkRules:
             expected = [('ouroboros', False), ('ping', False), ('pong', False)]
             assert listed == expected, f'list_dir gave {listed!r}, expected {expected!r}'
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True)
+    @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True, must='B40')
     async def test_realpath_and_entries_follow_symlinks(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -74,7 +74,7 @@ class SymlinkRules:
             kinds = {entry.name: entry.is_dir for entry in await workspace.list_dir(root)}
             assert kinds == {'link': True, 'nest': True, 'target': True}, f'list_dir gave {kinds!r}'
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True)
+    @rule(area='symlinks', requires=['filesystem', 'ln'], upstream=True, must='B34')
     async def test_writes_go_through_a_symlink(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -91,7 +91,7 @@ class SymlinkRules:
             resolved = await workspace.realpath(link)
             assert resolved == real_target, f'after the write the link resolved to {resolved!r}: it was replaced'
 
-    @rule(area='symlinks', requires=['realpath'], upstream=True)
+    @rule(area='symlinks', requires=['realpath'], upstream=True, must='B40')
     async def test_native_realpath_keeps_the_working_dir_and_missing_names(self, backend: WorkspaceBackend) -> None:
         """`SupportsRealpath.realpath` returns the working directory unchanged and keeps missing names as written."""
         assert isinstance(backend, SupportsRealpath)  # the guard resolved `requires=['realpath']`
@@ -102,7 +102,7 @@ class SymlinkRules:
         kept = await backend.realpath(missing)
         assert kept == missing, f'realpath of the missing path {missing!r} gave {kept!r}'
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B36')
     async def test_removing_a_symlink_removes_the_link_not_its_target(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -124,7 +124,7 @@ class SymlinkRules:
             inside = [entry.name for entry in await workspace.list_dir(dir_target)]
             assert inside == ['kept'], f'after removing a link to it, the directory target held {inside!r}'
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B36')
     async def test_removing_a_tree_does_not_follow_links_out_of_it(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -148,7 +148,7 @@ class SymlinkRules:
                 back = await workspace.read_bytes(path)
                 assert back == data, f'removing {tree} changed {path} (outside it) to {back!r}'
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B35')
     async def test_make_dir_over_a_symlink_to_a_directory_succeeds(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -167,7 +167,7 @@ class SymlinkRules:
             kinds = {entry.name: entry.is_dir for entry in await workspace.list_dir(root)}
             assert kinds == {'link': True, 'target': True}, f'after make_dir of the link the directory listed {kinds!r}'
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B32')
     async def test_stat_follows_a_symlink_to_a_file(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -191,7 +191,7 @@ class SymlinkRules:
             back = await workspace.read_bytes(link)
             assert back == data, f'read_bytes of the link gave {back!r}'
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B40')
     async def test_realpath_keeps_the_missing_target_of_a_dangling_link(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -213,7 +213,7 @@ class SymlinkRules:
                 ),
             )
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B40')
     async def test_realpath_resolves_a_chain_of_links(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -235,7 +235,7 @@ class SymlinkRules:
                 ),
             )
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B40')
     async def test_realpath_follows_an_absolute_target(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -258,7 +258,7 @@ class SymlinkRules:
                 ),
             )
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B40')
     async def test_realpath_climbs_dotdot_from_the_link_target(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -279,7 +279,7 @@ class SymlinkRules:
                 ),
             )
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B40')
     async def test_realpath_resolves_relative_names_from_the_right_directory(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -301,7 +301,7 @@ class SymlinkRules:
                 ),
             )
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B40')
     async def test_realpath_returns_an_absolute_normalized_path(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:
@@ -329,7 +329,7 @@ class SymlinkRules:
                 )
             await _expect_realpaths(workspace, cases)
 
-    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0')
+    @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B40')
     async def test_realpath_through_a_link_loop_is_bounded(
         self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
     ) -> None:

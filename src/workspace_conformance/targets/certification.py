@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import json
@@ -70,6 +71,8 @@ class CertificationSpec:
     """`--tools`: a named tool target or package.module:factory; without a TARGET only the tool suite runs."""
     isolation: str | None = None
     """`--isolation`: `target` for the target's own claims, or the claims given (comma-separated); None for none."""
+    claims: tuple[str, ...] | None = None
+    """`--claims`: what the tool capability claims beyond the contract; None: what its tool target declares."""
     loops_left_out: dict[str, str] = field(default_factory=dict)
     """Event loop -> why the preflight left it out (the backend is tied to another loop)."""
     awaits: bool = False
@@ -82,6 +85,8 @@ class CertificationSpec:
     def from_json(cls, text: str) -> CertificationSpec:
         data = json.loads(text)
         data['anyio_backends'] = tuple(data['anyio_backends'])
+        if data.get('claims') is not None:
+            data['claims'] = tuple(data['claims'])
         return cls(**data)
 
 
@@ -299,4 +304,6 @@ def tool_suite_from_environment() -> type[WorkspaceToolSuite] | None:
     if spec.tools is None:
         return None
     target = resolve_tools(spec.tools)
+    if spec.claims is not None:
+        target = dataclasses.replace(target, claims=frozenset(spec.claims), claims_source='--claims')
     return tool_suite_for(target, name=f'TestTools[{target.name}]')

@@ -10,6 +10,7 @@ import pytest
 from pydantic_ai.capabilities import AbstractCapability
 
 from ..tools import ToolWorkspace, WorkspaceToolSuite, default_workspaces
+from ..vocabulary import TOOL_CLAIMS
 from .base import TargetNotRunnable
 from .capability import finish_suite
 
@@ -28,6 +29,10 @@ class ToolTarget:
     """The names of the default workspaces to run in; None: all four."""
     declared_limits: Mapping[str, str] = field(default_factory=dict)
     expected_failures: Mapping[str, str] = field(default_factory=dict)
+    claims: frozenset[str] = frozenset()
+    """What the capability claims beyond the contract (`vocabulary.TOOL_CLAIMS`); the rules of a claim made bind."""
+    claims_source: str | None = None
+    """Where the capability's author documents its claims (shown by certify), if anywhere."""
 
 
 def tool_suite_for(
@@ -44,6 +49,9 @@ def tool_suite_for(
     unknown = set(target.workspaces or ()) - {where.name for where in default_workspaces()}
     if unknown:
         raise ValueError(f'tool target {target.name!r} names unknown workspaces: {sorted(unknown)}')
+    unclaimable = sorted(target.claims - set(TOOL_CLAIMS))
+    if unclaimable:
+        raise ValueError(f'tool target {target.name!r} claims {unclaimable}: the claims are {list(TOOL_CLAIMS)}')
 
     class TestTools(WorkspaceToolSuite):
         conformance_summary = summary
@@ -59,6 +67,10 @@ def tool_suite_for(
         @pytest.fixture
         def workspaces(self) -> Sequence[ToolWorkspace]:
             return chosen
+
+        @pytest.fixture
+        def claims(self) -> frozenset[str]:
+            return target.claims
 
     waived = target.expected_failures if expected_failures is None else expected_failures
     finish_suite(TestTools, target.declared_limits, waived, only=only, time_scale=time_scale)
@@ -78,28 +90,39 @@ def harness_capability(target: str, name: str) -> AbstractCapability[Any]:
     return built
 
 
-def _harness(target: str, name: str, description: str, declared_limits: Mapping[str, str] | None = None) -> ToolTarget:
+def _harness(
+    target: str, name: str, description: str, claims: Iterable[str] = (), source: str | None = None
+) -> ToolTarget:
     return ToolTarget(
         name=target,
         description=description,
         build=lambda: harness_capability(target, name),
-        declared_limits=declared_limits or {},
+        claims=frozenset(claims),
+        claims_source=source,
     )
 
 
 TOOL_TARGETS: Mapping[str, ToolTarget] = {
     target.name: target
     for target in (
-        _harness('harness-filesystem', 'FileSystem', "pydantic-ai-harness's FileSystem: file and search tools"),
         _harness(
-            'harness-shell',
-            'Shell',
-            "pydantic-ai-harness's Shell: command tools",
-            declared_limits={
-                'no_silent_empty_toolset': 'finding F4 (docs/findings.md): no tools without commands, and no word'
-            },
+            'harness-filesystem',
+            'FileSystem',
+            "pydantic-ai-harness's FileSystem: file and search tools",
+            claims=('bounded', 'contained'),
+            source="FileSystem's docstring: `root_dir` bounds the file tools, checked as written and once symlinks "
+            'are resolved; reads stop at `max_read_lines`',
         ),
-        _harness('harness-coder', 'Coder', "pydantic-ai-harness's Coder: file, search, shell and sub-agent tools"),
+        # Shell's docstring: "not a security boundary"; it claims nothing. Finding F4 (no tools without commands,
+        # and no word) is the advisory of `no_silent_empty_toolset`, a should rule.
+        _harness('harness-shell', 'Shell', "pydantic-ai-harness's Shell: command tools"),
+        _harness(
+            'harness-coder',
+            'Coder',
+            "pydantic-ai-harness's Coder: file, search, shell and sub-agent tools",
+            claims=('bounded',),
+            source="Coder's module: its tool outputs go through bounded truncation; its Shell is no boundary",
+        ),
     )
 }
 """The named tool targets: `workspace-conformance certify --tools harness-filesystem` and its siblings."""

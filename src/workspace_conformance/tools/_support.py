@@ -12,7 +12,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, ReadOnlyWorkspace, Wor
 
 from ..authoring import HostEvent, SuiteFixtures, calling, machinery_hidden, owning, safe_str, skip, watching_host
 from ..doubles import CommandsOnly, FilesOnly, memory_backend
+from ._fit import COMMAND_NAMES, COMMAND_WORDS, REFUSED_OUTCOMES, needs_commands, note_use, noted_uses, refusal
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
@@ -49,6 +50,7 @@ __all__ = (
     'derive_arguments',
     'discover_tools',
     'files_only_with_symlinks',
+    'needs_commands',
 )
 
 ToolCalls = Mapping[str, Mapping[str, Any] | Sequence[Mapping[str, Any]]]
@@ -79,6 +81,7 @@ def _owned(kind: type[LocalWorkspaceBackend]) -> type[LocalWorkspaceBackend]:
         original = getattr(kind, name)
 
         async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            note_use(name)
             with owning():
                 return await original(self, *args, **kwargs)
 
@@ -123,8 +126,6 @@ def files_only_with_symlinks() -> ToolWorkspace:
 _PATH_NAMES = frozenset({'path', 'file', 'filename', 'file_path', 'directory', 'dir', 'cwd', 'root', 'filepath'})
 _WRITE_VERBS = re.compile(r'write|create|make|save|edit|delete|remove|move|rename|append|mkdir|put|patch')
 _READ_VERBS = re.compile(r'read|list|search|find|grep|info|stat|view|cat|glob|ls\b|show|get')
-_COMMAND_NAMES = frozenset({'command', 'cmd', 'script', 'shell_command'})
-_COMMAND_WORDS = re.compile(r'command|shell|run|exec|bash')
 
 
 def _respond(text: str) -> ModelResponse:
@@ -207,7 +208,7 @@ def derive_arguments(tool: ToolDefinition, seeds: Seeds, *, huge: str | None = N
         if 'anyOf' in spec and kind is None:
             kinds = [option.get('type') for option in spec['anyOf'] if isinstance(option, Mapping)]
             kind = next((k for k in kinds if k and k != 'null'), None)
-        if name.lower() in _COMMAND_NAMES and kind in ('string', None):
+        if name.lower() in COMMAND_NAMES and kind in ('string', None):
             arguments[name] = f'cat {huge}' if huge else 'ls'
         elif _is_path(name, spec) and kind in ('string', None):
             wants_dir = 'dir' in name.lower() or 'dir' in tool.name.lower() or 'list' in tool.name.lower()
@@ -237,14 +238,7 @@ def derive_arguments(tool: ToolDefinition, seeds: Seeds, *, huge: str | None = N
 def is_write_tool(tool: ToolDefinition) -> bool:
     """Whether a tool changes files, by its kind, else its name (a command tool counts as one)."""
     text = f'{tool.tool_kind or ""} {tool.name}'.lower()
-    return bool(_WRITE_VERBS.search(text) or _COMMAND_WORDS.search(text))
-
-
-def needs_commands(tool: ToolDefinition) -> bool:
-    """Whether a tool runs commands, by its kind, name or a command parameter."""
-    properties = (tool.parameters_json_schema or {}).get('properties', {})
-    text = f'{tool.tool_kind or ""} {tool.name}'.lower()
-    return bool(_COMMAND_WORDS.search(text)) or any(name.lower() in _COMMAND_NAMES for name in properties)
+    return bool(_WRITE_VERBS.search(text) or COMMAND_WORDS.search(text))
 
 
 def path_parameter(tool: ToolDefinition) -> str | None:
@@ -281,6 +275,15 @@ class CallRecord:
     """Whether the tool's code ran (the run did not fail before it)."""
     attached: bool | None = None
     """Whether the tool's `ctx.workspace` reached an environment (None: the tool did not run)."""
+    refused: str | None = None
+    """What the workspace refused that the call met (`commands`, `read-only`: `_fit.refusal`), when it did not work."""
+    used: tuple[str, ...] = ()
+    """The backend methods the call made, where the workspace's backend is a default local one (`run`, ...)."""
+
+    @property
+    def fits(self) -> bool:
+        """Whether the call met a workspace it fits: it did not stop at something the workspace refuses."""
+        return self.refused is None
 
     def __str__(self) -> str:
         return f'{self.tool}({_short_args(self.arguments)}) on {self.workspace}: {self.outcome}'
@@ -364,7 +367,9 @@ def _diff(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[str, ...
 class _Observer(AbstractCapability[Any]):
     """Brackets each tool call: attributes its host I/O to the tool, and hashes the workspace's tree around it."""
 
-    def __init__(self, snapshot: Callable[[], Any], log: list[tuple[str, tuple[str, ...], BaseException | None]]):
+    def __init__(
+        self, snapshot: Callable[[], Any], log: list[tuple[str, tuple[str, ...], BaseException | None, list[str]]]
+    ):
         self.snapshot = snapshot
         self.log = log
         self.attached: bool | None = None
@@ -376,14 +381,15 @@ class _Observer(AbstractCapability[Any]):
         self.attached = ctx.workspace.attached
         before = await self.snapshot()
         error: BaseException | None = None
-        try:
-            with calling(call.tool_name):
-                return await handler(args)
-        except BaseException as raised:
-            error = raised
-            raise
-        finally:
-            self.log.append((call.tool_name, _diff(before, await self.snapshot()), error))
+        with noted_uses() as uses:
+            try:
+                with calling(call.tool_name):
+                    return await handler(args)
+            except BaseException as raised:
+                error = raised
+                raise
+            finally:
+                self.log.append((call.tool_name, _diff(before, await self.snapshot()), error, uses))
 
 
 def scripted_model(name: str, arguments: Mapping[str, Any]) -> FunctionModel:
@@ -594,7 +600,7 @@ async def _call(
 
     `also` are more capabilities of the agent (one supplying workspaces, say), `history` the run's message history.
     """
-    log: list[tuple[str, tuple[str, ...], BaseException | None]] = []
+    log: list[tuple[str, tuple[str, ...], BaseException | None, list[str]]] = []
     observer = _Observer(snapshot, log)
     agent: Agent[Any, str] = Agent(
         scripted_model(tool.name, arguments), capabilities=[capability, *also, observer], retries=3
@@ -604,14 +610,20 @@ async def _call(
     if workspace is not None:
         kwargs['workspace'] = workspace
     outcome: str | None
+    errors: list[BaseException] = []
     with watching_host(allowed) as watch:
         try:
             result = await agent.run('call the tool', **kwargs)
         except Exception as error:
             outcome, content = 'raised', safe_str(error)
+            errors.append(error)
         else:
             outcome, content = _returned(result.new_messages(), tool.name)
-    changed = tuple(change for _, diff, _ in log for change in diff)
+    changed = tuple(change for _, diff, _, _ in log for change in diff)
+    errors += [error for _, _, error, _ in log if error is not None]
+    refused = None
+    if workspace is not None and where is not None and outcome in REFUSED_OUTCOMES:
+        refused = refusal(errors, commands=where.commands, read_only=workspace.read_only)
     return CallRecord(
         where.name if where is not None else 'no workspace',
         tool.name,
@@ -622,6 +634,8 @@ async def _call(
         tuple(watch.events),
         executed=bool(log),
         attached=observer.attached,
+        refused=refused,
+        used=tuple(use for _, _, _, uses in log for use in uses),
     )
 
 
@@ -737,6 +751,15 @@ class ToolFixtures(SuiteFixtures):
     def workspaces(self) -> Sequence[ToolWorkspace]:
         """The workspaces every tool is run in: by default local, commands-only, files-only and in-memory."""
         return default_workspaces()
+
+    @pytest.fixture
+    def claims(self) -> Collection[str]:
+        """What the capability claims beyond the contract (`bounded`, `contained`): the rules of a claim made bind.
+
+        By default nothing: the contract asks no bound of a tool's result, and makes the working directory a
+        starting point, not a boundary, so those rules report what they saw as advisories.
+        """
+        return frozenset()
 
     @pytest.fixture(scope='class')
     @classmethod

@@ -21,7 +21,7 @@ _BOUND = 1_000_000
 class BoundRules:
     """Rules on reads of huge files and commands with huge output."""
 
-    @rule(area='bounds', alone=True)
+    @rule(area='bounds', alone=True, claim='bounded')
     async def test_huge_output_is_bounded_and_marked(self, sweeps: ToolSweeps) -> None:
         """A read of a huge file, or a command with huge output, returns a bounded result that says it is partial."""
         where = sweeps.workspaces[0]

@@ -28,7 +28,7 @@ def _read_findings(recorded: Recorded) -> list[str]:
 class ContainmentRules:
     """Rules on the host I/O of tool calls, watched with Python's audit hooks and decoy trees."""
 
-    @rule(area='containment', alone=True)
+    @rule(area='containment', alone=True, must='T01')
     async def test_no_host_writes(self, sweeps: ToolSweeps) -> None:
         """No tool call writes, removes, renames, creates or changes anything on the host outside the workspace."""
         found: list[str] = []
@@ -37,7 +37,7 @@ class ContainmentRules:
             found += [f'on {recorded.workspace.name}: {path} changed' for path in recorded.decoys_changed]
         assert not found, f'tool calls changed the host outside the workspace:{listed(found)}'
 
-    @rule(area='containment', alone=True)
+    @rule(area='containment', alone=True, must='T01')
     async def test_no_host_processes_or_sockets(self, sweeps: ToolSweeps) -> None:
         """No tool call starts a host process or opens a host connection instead of using `ctx.workspace`."""
         found = [
@@ -49,7 +49,7 @@ class ContainmentRules:
         ]
         assert not found, f'tool calls started host processes or connections:{listed(found)}'
 
-    @rule(area='containment', alone=True)
+    @rule(area='containment', alone=True, must='T01')
     async def test_no_host_reads(self, sweeps: ToolSweeps) -> None:
         """No tool call reads, lists or checks the existence of a host path outside the workspace."""
         found: list[str] = []
@@ -62,7 +62,7 @@ class ContainmentRules:
             ]
         assert not found, f'tool calls read host paths outside the workspace:{listed(found)}'
 
-    @rule(area='containment', alone=True)
+    @rule(area='containment', alone=True, must='T01')
     async def test_nothing_on_the_host_for_remote_workspaces(self, sweeps: ToolSweeps) -> None:
         """In a workspace without a host root (memory, commands-only, files-only), tools touch no host path."""
         remote = [where for where in sweeps.workspaces if not where.local]
@@ -79,7 +79,7 @@ class ContainmentRules:
             ]
         assert not found, f'tools touched the host where the workspace keeps nothing on it:{listed(found)}'
 
-    @rule(area='containment', alone=True)
+    @rule(area='containment', alone=True, claim='contained')
     async def test_symlinks_do_not_lead_out(self, sweeps: ToolSweeps) -> None:
         """A symlink in the workspace that points outside lets no tool read or write outside it."""
         linked = [where for where in sweeps.workspaces if where.symlinks]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from ..authoring import rule, skip
+from ._fit import commanding, described, lacks, unfit
 from ._shared import listed
-from ._support import CallRecord, Recorded, ToolSweeps, needs_commands
+from ._support import CallRecord, Recorded, ToolSweeps
 
 __all__ = ('DifferentialRules',)
 
@@ -50,14 +51,20 @@ class DifferentialRules:
             skip('not-applicable', 'the `workspaces` fixture holds one workspace: nothing to compare')
         swept = await sweeps.sweep_all()
         swept = [recorded for recorded in swept if recorded.error is None]  # a run refused at start said why
+        commanders = commanding(swept)
         first_seen: dict[tuple[str, int], tuple[Recorded, CallRecord]] = {}
         found: list[str] = []
+        unfitting: list[str] = []
         offered = {recorded.workspace.name: {tool.name for tool in recorded.tools} for recorded in swept}
         for recorded in swept:
             nth: dict[str, int] = {}
             for call in recorded.calls:
                 key = (call.tool, nth.setdefault(call.tool, 0))
                 nth[call.tool] += 1
+                why = unfit(call, recorded, commanders)
+                if why is not None:
+                    unfitting.append(f'{call}: {described(why)}')
+                    continue
                 if key not in first_seen:
                     first_seen[key] = (recorded, call)
                     continue
@@ -70,10 +77,14 @@ class DifferentialRules:
             for tool in {tool.name: tool for other in swept for tool in other.tools}.values():
                 if tool.name in offered[recorded.workspace.name]:
                     continue
-                if needs_commands(tool) and not recorded.workspace.commands:
+                if tool.name in commanders and lacks(recorded) is not None:
+                    unfitting.append(f'{tool.name} left out on {recorded.workspace.name}: it runs commands')
                     continue
                 found.append(f'{tool.name} is offered elsewhere but not on {recorded.workspace.name}')
-        comparable = [name for name, _ in first_seen if sum(name in names for names in offered.values()) > 1]
+        compared = {name for (name, _), (recorded, _) in first_seen.items()}
+        comparable = [name for name in compared if sum(name in names for names in offered.values()) > 1]
         if not comparable and not found:
-            skip('not-applicable', 'no tool is offered in two workspaces')
-        assert not found, f'tools gave different results in different workspaces:{listed(found)}'
+            where = f'; where tools did not fit:{listed(unfitting)}' if unfitting else ''
+            skip('not-applicable', f'no tool is offered and fits in two workspaces{where}')
+        not_compared = f'\n  (not compared where a tool did not fit:{listed(unfitting, 4)})' if unfitting else ''
+        assert not found, f'tools gave different results in different workspaces:{listed(found)}{not_compared}'

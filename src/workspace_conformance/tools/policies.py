@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pydantic_ai.workspaces import ReadOnlyWorkspace
 
 from ..authoring import rule, safe_str, skip
+from ._fit import commanding, described, unfit
 from ._shared import listed
 from ._support import Recorded, ToolSweeps, ToolWorkspace, discover_tools, is_read_tool
 
@@ -51,7 +52,7 @@ def _said() -> Iterator[list[str]]:
 class PolicyRules:
     """Rules on read-only workspaces and read tools."""
 
-    @rule(area='policies', alone=True)
+    @rule(area='policies', alone=True, must='T02')
     async def test_read_only_changes_nothing(self, sweeps: ToolSweeps) -> None:
         """In a read-only workspace, write tools are left out or refused, and no byte of the tree changes."""
         targets = _read_only_targets(sweeps.workspaces)
@@ -71,18 +72,25 @@ class PolicyRules:
         if not any(_reads(recorded) for recorded in writable):
             skip('not-applicable', 'the capability offers no read tool (by kind or name: read, list, search, ...)')
         read_only = await sweeps.sweep_all(targets, read_only=True, require_calls=False)
+        commanders = commanding(writable)
         found: list[str] = []
+        unfitting: list[str] = []
         for open_one, closed in zip(writable, read_only, strict=True):
             outcomes = {call.tool: call for call in closed.calls}
             for call in open_one.calls:
                 if call.tool not in _reads(open_one):
                     continue
                 other = outcomes.get(call.tool)
-                if other is None:
+                why = 'read-only' if other is None and call.tool in commanders else None
+                why = why if other is None else unfit(other, closed, commanders)
+                if why is not None:  # commands are refused read-only: a command tool may refuse, or leave itself out
+                    unfitting.append(f'{other or call.tool}: {described(why)}')
+                elif other is None:
                     found.append(f'{call}, but read-only left the tool out')
                 elif other.outcome != call.outcome:
                     found.append(f'{call}, but read-only: {other.outcome} ({other.content[:160]})')
-        assert not found, f'read tools behave differently in a read-only workspace:{listed(found)}'
+        not_compared = f'\n  (not compared where a tool did not fit:{listed(unfitting, 4)})' if unfitting else ''
+        assert not found, f'read tools behave differently in a read-only workspace:{listed(found)}{not_compared}'
 
     @rule(area='policies', alone=True)
     async def test_reads_never_write(self, sweeps: ToolSweeps) -> None:

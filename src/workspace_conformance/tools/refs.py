@@ -11,7 +11,7 @@ __all__ = ('RefRules',)
 class RefRules:
     """Rules on tools in runs continued from history."""
 
-    @rule(area='refs', alone=True)
+    @rule(area='refs', alone=True, must='T04')
     async def test_tools_act_in_the_history_ref(self, sweeps: ToolSweeps) -> None:
         """In a run continued from a ref in its message history, the tools act in the environment that ref names."""
         swept = await sweeps.sweep_all()

@@ -12,7 +12,7 @@ __all__ = ('UnattachedRules',)
 class UnattachedRules:
     """Rules on tools in runs without a workspace."""
 
-    @rule(area='unattached', alone=True)
+    @rule(area='unattached', alone=True, must='T03')
     async def test_fails_at_start_or_reports(self, sweeps: ToolSweeps) -> None:
         """Without a workspace a run fails at start naming what to attach, or tools report it; never the host cwd."""
         swept = await sweeps.sweep_all()

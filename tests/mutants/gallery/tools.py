@@ -95,6 +95,7 @@ class JoinsWorkingDirOnHost(_OneTool):
     kills=['symlinks_do_not_lead_out'],
     bug='The tool bounds paths with normpath only, as text, and reads through ctx.workspace, which follows symlinks.',
     workspaces=['local'],
+    claims=['contained'],
 )
 class ChecksPathsAsText(_OneTool):
     tool_name = 'read_note'
@@ -219,6 +220,7 @@ class RemembersFirstWorkspace(_OneTool):
     kills=['huge_output_is_bounded_and_marked'],
     bug='The read tool cuts its result at 10 000 characters and does not say so.',
     workspaces=['memory'],
+    claims=['bounded'],
 )
 class TruncatesSilently(_OneTool):
     tool_name = 'read_note'

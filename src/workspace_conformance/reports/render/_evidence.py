@@ -20,7 +20,7 @@ _SPACE = re.compile(r'\s')
 _SLACK = 0.2
 """How far back (a fraction of the cap) a cut may move to reach a word boundary; past it, a long token is cut."""
 _FAILED_OUTCOMES = ('failed', 'error', 'xpassed')
-STATUS_ORDER = {'failed': 0, 'missing': 1, 'gap': 2, 'not-applicable': 3, 'passed': 4}
+STATUS_ORDER = {'failed': 0, 'missing': 1, 'advisory': 2, 'gap': 3, 'not-applicable': 4, 'passed': 5}
 """The order reports list rules in: failures first, passes last."""
 
 
@@ -88,7 +88,7 @@ def evidence(suite: SuiteReport, rule: RuleSummary, limit: int) -> list[str]:
 
     An observation identical on several event loops is one line naming them all.
     """
-    wanted = _FAILED_OUTCOMES if rule.status == 'failed' else ('missing',) if rule.status == 'missing' else ()
+    wanted = {'failed': _FAILED_OUTCOMES, 'missing': ('missing',), 'advisory': ('advisory',)}.get(rule.status, ())
     if not wanted:
         return [shorten(rule.detail, limit)] if rule.detail else []
     grouped: dict[tuple[str, str], list[str]] = {}
@@ -104,12 +104,12 @@ def evidence(suite: SuiteReport, rule: RuleSummary, limit: int) -> list[str]:
     return lines
 
 
-def findings(report: Report, limit: int) -> list[Finding]:
-    """Every failed rule, then every missing one, over the suites, each with its clause and evidence."""
+def findings(report: Report, limit: int, statuses: tuple[str, ...] = ('failed', 'missing')) -> list[Finding]:
+    """Every failed rule, then every missing one (or those of `statuses`), each with its clause and evidence."""
     found = [
         Finding(suite.subject, rule, clause_of(suite, rule.rule_id), evidence(suite, rule, limit))
         for suite in report.suites
         for rule in suite.rules
-        if rule.status in ('failed', 'missing')
+        if rule.status in statuses
     ]
     return sorted(found, key=lambda finding: STATUS_ORDER[finding.rule.status])

@@ -21,7 +21,7 @@ def render_junit(report: Report) -> str:
             tests=str(len(results)),
             failures=str(sum(r.outcome in ('failed', 'xpassed') for r in results)),
             errors=str(sum(r.outcome in ('error', 'missing') for r in results)),
-            skipped=str(sum(r.outcome in ('skipped', 'xfailed') for r in results)),
+            skipped=str(sum(r.outcome in ('skipped', 'xfailed', 'advisory') for r in results)),
             time=f'{sum(r.duration for r in results):.3f}',
         )
         properties = ElementTree.SubElement(element, 'properties')
@@ -42,6 +42,7 @@ def render_junit(report: Report) -> str:
                 ('level', result.level),
                 ('outcome', result.outcome),
                 ('skip_kind', result.skip_kind or ''),
+                ('strength', result.strength),
                 ('clause', result.clause),
             ):
                 ElementTree.SubElement(metadata, 'property', name=name, value=value)
@@ -52,6 +53,10 @@ def render_junit(report: Report) -> str:
                 ).text = text
             elif result.outcome in ('error', 'missing'):
                 ElementTree.SubElement(case, 'error', message=result.outcome).text = text
+            elif result.outcome == 'advisory':  # never a failure: a rule that does not bind the subject failed
+                ElementTree.SubElement(
+                    case, 'skipped', type='advisory', message=f'advisory ({result.reason or result.strength})'
+                ).text = result.observed or text
             elif result.outcome in ('skipped', 'xfailed'):
                 kind = 'expected failure' if result.outcome == 'xfailed' else result.skip_kind or 'skipped'
                 ElementTree.SubElement(case, 'skipped', message=f'{kind}: {result.reason or ""}')

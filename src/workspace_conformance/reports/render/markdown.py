@@ -43,6 +43,20 @@ def render_markdown(report: Report) -> str:
             f'{"<br>".join(_cell(line) for line in f.evidence)} |'
             for f in listed_failures
         ]
+    advised = findings(report, limit, ('advisory',))
+    if advised:
+        lines += [
+            '',
+            '## Advisories',
+            '',
+            'Rules that do not bind here (`should`, or a claim not made): never a failure.',
+        ]
+        lines += ['', '| rule | strength | clause | observed |', '| --- | --- | --- | --- |']
+        lines += [
+            f'| {rule_cell(f.subject, f.rule.area, f.rule.rule_id)} | {f.rule.strength} | {_cell(f.clause)} | '
+            f'{"<br>".join(_cell(line) for line in f.evidence)} |'
+            for f in advised
+        ]
     listed_gaps = gaps(report)
     if listed_gaps:
         lines += ['', '## Gaps', '', '| rule | level | kind and reason |', '| --- | --- | --- |']

@@ -17,7 +17,7 @@ __all__ = ('EVIDENCE_LINES', 'TerminalWriter', 'failure_block', 'write_summary')
 
 EVIDENCE_LINES = 6
 """Lines of a failure's message a block shows (Hypothesis's notes can be many); the report keeps them all."""
-_FAILING = ('failed', 'error', 'xpassed')
+_FAILING = ('failed', 'error', 'xpassed', 'advisory')
 _RANDOM_NAME = re.compile(r'\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}\b')
 """A hex token with letters and digits: the random part of a name the rule made (a scratch directory per loop)."""
 
@@ -56,7 +56,8 @@ def failure_block(summary: RuleSummary, outcomes: list[RuleOutcome]) -> list[str
     kinds = {outcome.outcome for outcome in failing}
     verb = kinds.pop() if len(kinds) == 1 else 'failed'
     loops = ', '.join(sorted({outcome.anyio_backend for outcome in failing}))
-    lines = [f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {verb} on {loops}']
+    why = f' ({failing[0].reason})' if verb == 'advisory' and failing[0].reason else ''
+    lines = [f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {verb} on {loops}{why}']
     groups: dict[tuple[str, tuple[str, ...]], tuple[RuleOutcome, list[str]]] = {}
     for outcome in failing:
         key = (_RANDOM_NAME.sub('...', _evidence(outcome)), tuple(outcome.frames))
@@ -110,14 +111,18 @@ def _write_suite(writer: TerminalWriter, suite: SuiteReport, report_file: Path |
         for summary in listed:
             detail = (summary.detail or '').splitlines()
             writer.write_line(f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {detail[0] if detail else ""}')
-    failed = [summary for summary in summaries if summary.status == 'failed']
-    if failed:
-        writer.write_line('failures:')
-    for summary in failed:
-        for line in failure_block(
-            summary, [outcome for outcome in suite.results if outcome.rule_id == summary.rule_id]
-        ):
-            writer.write_line(line)
+    for title, status in (
+        ('failures:', 'failed'),
+        ('advisories (rules that do not bind here; never a failure):', 'advisory'),
+    ):
+        listed = [summary for summary in summaries if summary.status == status]
+        if listed:
+            writer.write_line(title)
+        for summary in listed:
+            for line in failure_block(
+                summary, [outcome for outcome in suite.results if outcome.rule_id == summary.rule_id]
+            ):
+                writer.write_line(line)
     counts = {name: sum(1 for summary in summaries if summary.status == name) for name in STATUSES}
     if counts['missing']:
         where = f'; the report lists them: {report_file}' if report_file is not None else ''
@@ -128,7 +133,8 @@ def _write_suite(writer: TerminalWriter, suite: SuiteReport, report_file: Path |
         writer.write_line(f'isolation: {suite.isolation.summary}', bold=True, red=bool(suite.isolation.failed))
     overrides = f' ({len(overridden)} overridden)' if overridden else ''
     writer.write_line(
-        f'verdict: {suite.verdict} ({counts["passed"]} passed, {counts["failed"]} failed, {counts["gap"]} gaps'
+        f'verdict: {suite.verdict} ({counts["passed"]} passed, {counts["failed"]} failed, '
+        f'{counts["advisory"]} advisories, {counts["gap"]} gaps'
         f'{overrides}, {counts["not-applicable"]} not applicable, {counts["missing"]} missing; '
         f'{len(summaries)} rules on {", ".join(suite.anyio_backends)})',
         bold=True,
