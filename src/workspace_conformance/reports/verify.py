@@ -106,6 +106,7 @@ def _report_problems(report: Report, name: str) -> list[str]:
                 ran = {result.rule_id for result in suite.results if result.anyio_backend == backend}
                 for rule_id in sorted(set(catalog) - ran):
                     problems.append(f'{name}: rule {rule_id}: no result on {backend}')
+        problems += _strength_problems(suite, catalog if report.schema_version >= 2 else None, name)
         for result in suite.results:
             if result.outcome == 'missing':
                 problems.append(f'{name}: rule {result.rule_id}: no result on {result.anyio_backend}')
@@ -114,6 +115,22 @@ def _report_problems(report: Report, name: str) -> list[str]:
     expected = overall_verdict(report.suites, complete=report.complete)
     if expected != report.verdict:
         problems.append(f'{name}: overall verdict {report.verdict!r} does not follow from the suites ({expected!r})')
+    return problems
+
+
+def _strength_problems(suite: SuiteReport, catalog: dict[str, Rule] | None, name: str) -> list[str]:
+    """An advisory recorded for a `must` rule, or a strength other than the catalog's (schema 2 reports)."""
+    problems: list[str] = []
+    for result in suite.results:
+        if result.outcome == 'advisory' and result.strength == 'must':
+            problems.append(
+                f'{name}: rule {result.rule_id}: an advisory on {result.anyio_backend}, but it is a must rule'
+            )
+        known = catalog.get(result.rule_id) if catalog is not None else None
+        if known is not None and known.strength != result.strength:
+            problems.append(
+                f'{name}: rule {result.rule_id}: recorded as {result.strength}, but the catalog says {known.strength}'
+            )
     return problems
 
 
