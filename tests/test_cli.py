@@ -69,7 +69,7 @@ def test_the_default_local_target_is_certified_and_writes_nothing_here(workdir: 
     total = len(rules())
     # Not applicable: the shell-utilities rule (LocalWorkspaceBackend has native files and realpath).
     assert (
-        f'({total - 1} passed, 0 failed, 0 gaps, 1 not applicable, 0 missing; {total} rules on asyncio)'
+        f'({total - 1} passed, 0 failed, 0 advisories, 0 gaps, 1 not applicable, 0 missing; {total} rules on asyncio)'
         in result.stdout
     )
     assert sorted(path.name for path in workdir.iterdir() if path.name != '__pycache__') == before

@@ -56,9 +56,16 @@ def write_bundle_extras(
     }
     (directory / 'environment.json').write_text(json.dumps(environment, indent=2) + '\n')
     pins = ' '.join(f'{name}=={version}' for name, version in packages.items() if version)
+    advised = sum(rule.status == 'advisory' for suite in report.suites for rule in suite.rules)
+    advisories = (
+        f'{advised} {"advisory" if advised == 1 else "advisories"} (rules that do not bind the subject failed: '
+        f'never a failure; listed in report.md, report.html and junit.xml), '
+        if advised
+        else ''
+    )
     (directory / 'REPRODUCE.md').write_text(
         f'# Reproduce this certification\n\n'
-        f'Verdict: **{report.verdict}** ({"complete" if report.complete else "INCOMPLETE"} run), '
+        f'Verdict: **{report.verdict}** ({"complete" if report.complete else "INCOMPLETE"} run), {advisories}'
         f'{report.started} to {report.finished}, Hypothesis profile `{report.hypothesis_profile}` '
         f'(derandomized profiles give the same examples on every run).\n\n'
         f'1. Python {platform.python_version()} on {platform.system()}; install the same versions:\n\n'

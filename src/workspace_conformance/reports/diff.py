@@ -2,6 +2,9 @@
 
 Outcomes are compared on the event loops both runs ran. A rule that failed on trio only, in a run that no longer
 runs trio, is not fixed: it was not checked. A rule that fails on a loop only the new run ran is a regression.
+
+An advisory (a failed rule that does not bind the subject) ranks with a pass for the verdict: a rule that becomes one
+(or stops being one) is a change, listed apart; one that goes from advisory to failed is a regression.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from .model import Report, RuleSummary, SuiteReport, summarize
 
 __all__ = ('ReportDiff', 'diff_reports')
 
-_RANK = {'passed': 0, 'not-applicable': 0, 'gap': 1, 'missing': 2, 'failed': 2}
+_RANK = {'passed': 0, 'not-applicable': 0, 'advisory': 0, 'gap': 1, 'missing': 2, 'failed': 2}
 _EVIDENCE_CHARS = 200
 _FAILED = ('failed', 'error', 'xpassed')
 
@@ -28,12 +31,15 @@ class ReportDiff:
     new_rules: list[str] = field(default_factory=list)
     removed_rules: list[str] = field(default_factory=list)
     changed_gaps: list[str] = field(default_factory=list)
+    advisories: list[str] = field(default_factory=list)
+    """Rules that became an advisory or stopped being one (`passed -> advisory`): a change, never a regression."""
 
     def lines(self) -> list[str]:
-        """Each rule that changed, one line, labelled: regressions first, then fixes, new, removed, changed gaps."""
+        """Each rule that changed, one line, labelled: regressions first, then fixes, advisories, new, removed, gaps."""
         sections = (
             ('regression', self.regressions),
             ('fixed', self.fixes),
+            ('advisory', self.advisories),
             ('new rule', self.new_rules),
             ('removed rule', self.removed_rules),
             ('gap changed', self.changed_gaps),
@@ -53,12 +59,12 @@ class _Entry:
         outcomes = [r for r in self.suite.results if r.rule_id == self.summary.rule_id and r.anyio_backend in loops]
         return summarize(outcomes)[0] if outcomes else None
 
-    def observed(self, loops: set[str]) -> str:
-        """What the rule observed where it failed on `loops`, one line without its rule and clause ('' if none)."""
+    def observed(self, loops: set[str], outcomes: tuple[str, ...] = _FAILED) -> str:
+        """What the rule observed where it had `outcomes` (a failure) on `loops`: one line, no rule or clause ('')."""
         failing = [
             r
             for r in self.suite.results
-            if r.rule_id == self.summary.rule_id and r.anyio_backend in loops and r.outcome in _FAILED
+            if r.rule_id == self.summary.rule_id and r.anyio_backend in loops and r.outcome in outcomes
         ]
         return _first_line(failing[0].observed or failing[0].excerpt or failing[0].reason or '') if failing else ''
 
@@ -166,6 +172,9 @@ def _compare(key: str, old: _Entry, new: _Entry, result: ReportDiff) -> None:
         result.regressions.append(f'{key}: {was.status} -> {extra.status} {where}: {why}'.rstrip(': '))
     elif now is None:
         return
+    elif now.status != was.status and 'advisory' in (now.status, was.status) and _RANK[was.status] < 2:
+        why = new.observed(common, ('advisory',)) if now.status == 'advisory' else ''
+        result.advisories.append(f'{key}: {was.status} -> {now.status}: {why}'.rstrip(': '))
     elif _RANK[now.status] < _RANK[was.status]:
         result.fixes.append(f'{key}: {was.status} -> {now.status}')
     elif now.status == 'gap' and now.detail != was.detail:

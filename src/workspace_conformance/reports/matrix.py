@@ -1,5 +1,8 @@
 """Verified bundles side by side: one row per bundle, per area rules passed of those applicable, as md, html, json.
 
+An advisory (a failed rule that does not bind the subject) is out of its area's fraction and counted apart, in the
+row's `advisories`: never a failure, never a pass.
+
 Every bundle is verified first (`verify_bundle`, and `verify_submission` when it is a submission's `bundle/`); one
 that fails is refused with one line, and nothing is written. Rows made by different toolkit versions or against
 different rule catalogs go in separate groups, each with its own columns. The output depends only on the bundles
@@ -52,7 +55,7 @@ class MatrixError(Exception):
 
 @dataclass(frozen=True)
 class AreaCount:
-    """Of one area's rules in a bundle: how many passed, of those that apply to the backend."""
+    """Of one area's rules in a bundle: how many passed, of those that apply to the backend (advisories aside)."""
 
     passed: int
     applicable: int
@@ -73,6 +76,8 @@ class MatrixRow:
     areas: dict[str, AreaCount]
     declared_limits: tuple[str, ...]
     expected_failures: tuple[str, ...]
+    advisories: tuple[str, ...] = ()
+    """The rules that are advisories (`area/rule_id`): failed, but they do not bind the subject."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +166,7 @@ def row_of(bundle: Path, report: Report) -> MatrixRow:
         for rule in suite.rules:
             count = areas.setdefault(rule.area, [0, 0])
             count[0] += rule.status == 'passed'
-            count[1] += rule.status != 'not-applicable'
+            count[1] += rule.status not in ('not-applicable', 'advisory')
     digest, rules = catalog_hash(report)
     return MatrixRow(
         bundle=bundle,
@@ -175,6 +180,9 @@ def row_of(bundle: Path, report: Report) -> MatrixRow:
         areas={area: AreaCount(passed, applicable) for area, (passed, applicable) in sorted(areas.items())},
         declared_limits=tuple(sorted({w.rule_id for suite in report.suites for w in suite.declared_limits})),
         expected_failures=tuple(sorted({w.rule_id for suite in report.suites for w in suite.expected_failures})),
+        advisories=tuple(
+            sorted({f'{r.area}/{r.rule_id}' for suite in report.suites for r in suite.rules if r.status == 'advisory'})
+        ),
     )
 
 
@@ -225,8 +233,8 @@ def _count(count: AreaCount | None) -> str:
     return f'{count.passed}/{count.applicable}' if count.applicable else 'n/a'
 
 
-def _waivers(row: MatrixRow, ids: tuple[str, ...], base: Path) -> str:
-    return f'[{len(ids)}]({_link(row, base)}#status=gap)' if ids else '0'
+def _waivers(row: MatrixRow, ids: tuple[str, ...], base: Path, status: str = 'gap') -> str:
+    return f'[{len(ids)}]({_link(row, base)}#status={status})' if ids else '0'
 
 
 def _heading(group: MatrixGroup) -> str:
@@ -239,8 +247,8 @@ def render_markdown(groups: Sequence[MatrixGroup], base: Path) -> str:
         '# Conformance matrix',
         '',
         'One row per bundle, each verified first (`workspace-conformance verify`). Per area: the rules that passed, '
-        'of those that apply to the backend (n/a: none applies). Declared limits and expected failures link to '
-        "the report's gaps. "
+        'of those that apply to the backend (n/a: none applies); advisories (failed rules that do not bind the '
+        "subject) are counted apart. Declared limits and expected failures link to the report's gaps. "
         'Bundles made by different toolkit versions or against different rule catalogs are in separate tables.',
     ]
     for group in groups:
@@ -252,6 +260,7 @@ def render_markdown(groups: Sequence[MatrixGroup], base: Path) -> str:
             'toolkit',
             'catalog',
             *group.areas,
+            'advisories',
             'declared limits',
             'expected failures',
         ]
@@ -265,6 +274,7 @@ def render_markdown(groups: Sequence[MatrixGroup], base: Path) -> str:
                 row.toolkit_version,
                 f'`{row.catalog_hash}`',
                 *(_count(row.areas.get(area)) for area in group.areas),
+                _waivers(row, row.advisories, base, 'advisory'),
                 _waivers(row, row.declared_limits, base),
                 _waivers(row, row.expected_failures, base),
             ]
@@ -296,6 +306,7 @@ def render_json(groups: Sequence[MatrixGroup], base: Path) -> str:
                             area: {'passed': count.passed, 'applicable': count.applicable}
                             for area, count in row.areas.items()
                         },
+                        'advisories': list(row.advisories),
                         'declared_limits': list(row.declared_limits),
                         'expected_failures': list(row.expected_failures),
                     }

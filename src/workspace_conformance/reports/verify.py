@@ -95,6 +95,11 @@ def _report_problems(report: Report, name: str) -> list[str]:
                     f'{name}: rule {recorded.rule_id}: recorded as {_kind(recorded)}, '
                     f'but its results say {_kind(again)}'
                 )
+            elif again.strength != recorded.strength:
+                problems.append(
+                    f'{name}: rule {recorded.rule_id}: recorded as {recorded.strength}, '
+                    f'but its results say {again.strength}'
+                )
         if verdict_of(recomputed.values()) != suite.verdict:
             problems.append(
                 f'{name}: suite {suite.subject}: verdict {suite.verdict!r} does not follow from its results'

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 
 from ..model import Report, RuleOutcome, RuleSummary, SuiteReport
 
-__all__ = ('ELLIPSIS', 'STATUS_ORDER', 'Finding', 'clause_of', 'evidence', 'findings', 'shorten')
+__all__ = (
+    'ELLIPSIS',
+    'STATUS_ORDER',
+    'Finding',
+    'clause_of',
+    'evidence',
+    'findings',
+    'reason_of',
+    'shorten',
+)
 
 ELLIPSIS = '…'
 _SPACE = re.compile(r'\s')
@@ -21,17 +30,19 @@ _SLACK = 0.2
 """How far back (a fraction of the cap) a cut may move to reach a word boundary; past it, a long token is cut."""
 _FAILED_OUTCOMES = ('failed', 'error', 'xpassed')
 STATUS_ORDER = {'failed': 0, 'missing': 1, 'advisory': 2, 'gap': 3, 'not-applicable': 4, 'passed': 5}
-"""The order reports list rules in: failures first, passes last."""
+"""The order reports list rules in: failures first, then advisories (never hidden among the passes), passes last."""
 
 
 @dataclass(frozen=True)
 class Finding:
-    """A failed or missing rule of a suite: the rule, its clause, and a line of evidence per distinct observation."""
+    """A failed, missing or advisory rule of a suite: the rule, its clause, a line per distinct observation."""
 
     subject: str
     rule: RuleSummary
     clause: str
     evidence: list[str]
+    why: str = ''
+    """Of an advisory: why the rule only advises the subject (`should: ...`, `not claimed: ...`)."""
 
 
 def _head(text: str, limit: int) -> str:
@@ -104,10 +115,20 @@ def evidence(suite: SuiteReport, rule: RuleSummary, limit: int) -> list[str]:
     return lines
 
 
+def reason_of(suite: SuiteReport, rule: RuleSummary) -> str:
+    """Why an advisory only advises (its outcomes' reason, else its strength); '' for a rule of any other status."""
+    if rule.status != 'advisory':
+        return ''
+    reasons = [r.reason for r in suite.results if r.rule_id == rule.rule_id and r.outcome == 'advisory' and r.reason]
+    return reasons[0] if reasons else rule.strength
+
+
 def findings(report: Report, limit: int, statuses: tuple[str, ...] = ('failed', 'missing')) -> list[Finding]:
     """Every failed rule, then every missing one (or those of `statuses`), each with its clause and evidence."""
     found = [
-        Finding(suite.subject, rule, clause_of(suite, rule.rule_id), evidence(suite, rule, limit))
+        Finding(
+            suite.subject, rule, clause_of(suite, rule.rule_id), evidence(suite, rule, limit), reason_of(suite, rule)
+        )
         for suite in report.suites
         for rule in suite.rules
         if rule.status in statuses

@@ -15,9 +15,12 @@ _LABEL = 'workspace conformance'
 
 
 def _message(report: Report) -> str:
+    """`verdict (passed/applicable)`; advisories are out of the fraction (never a failure) and counted after it."""
     total = counts(report)
-    applicable = sum(total.values()) - total['not-applicable']
-    return f'{report.verdict} ({total["passed"]}/{applicable})'
+    applicable = sum(total.values()) - total['not-applicable'] - total['advisory']
+    advised = total['advisory']
+    apart = f', {advised} {"advisory" if advised == 1 else "advisories"}' if advised else ''
+    return f'{report.verdict} ({total["passed"]}/{applicable}{apart})'
 
 
 def badge_json(report: Report) -> str:
@@ -27,7 +30,7 @@ def badge_json(report: Report) -> str:
 
 
 def badge_svg(report: Report) -> str:
-    """A flat badge: the label on grey, the verdict and passed/applicable rules on the verdict's colour."""
+    """A flat badge: the label on grey; the verdict, passed/applicable rules and advisories on the verdict's colour."""
     message = _message(report)
     left, right = 7 * len(_LABEL) + 10, 7 * len(message) + 10
     return (

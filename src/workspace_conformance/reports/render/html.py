@@ -1,4 +1,7 @@
-"""The report as one self-contained HTML page (Jinja2; no external assets), filterable by outcome, area, level."""
+"""The report as one self-contained HTML page (Jinja2; no external assets), filterable by status, area, strength.
+
+An advisory is its own status (`#status=advisory`), listed after the failures.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,10 @@ from importlib import resources
 
 import jinja2
 
+from ...vocabulary import STRENGTHS
 from ..model import Report, RuleSummary
 from ._counts import STATUSES, counts
-from ._evidence import STATUS_ORDER, clause_of, evidence
+from ._evidence import STATUS_ORDER, clause_of, evidence, reason_of
 
 __all__ = ('render_html',)
 
@@ -23,17 +27,26 @@ class _Row:
     rule: RuleSummary
     clause: str
     evidence: str
+    why: str
+    """Of an advisory: why its rule only advises the subject ('' for any other status)."""
 
 
 def render_html(report: Report) -> str:
-    """The verdict, the counts, and a table of every rule, failures first, with its clause and what was observed."""
+    """The verdict, the counts, and every rule (failures, then advisories, first): strength, clause, observation."""
     source = resources.files(__package__).joinpath('report.html.j2').read_text()
     template = _ENVIRONMENT.from_string(source)
     areas = sorted({rule.area for suite in report.suites for rule in suite.rules})
     rows = [
-        _Row(rule, clause_of(suite, rule.rule_id), '\n'.join(evidence(suite, rule, _EVIDENCE_CHARS)))
+        _Row(
+            rule,
+            clause_of(suite, rule.rule_id),
+            '\n'.join(evidence(suite, rule, _EVIDENCE_CHARS)),
+            reason_of(suite, rule),
+        )
         for suite in report.suites
         for rule in suite.rules
     ]
     rows.sort(key=lambda row: STATUS_ORDER[row.rule.status])  # stable: catalog order within a status
-    return template.render(report=report, counts=counts(report), statuses=STATUSES, areas=areas, rows=rows)
+    return template.render(
+        report=report, counts=counts(report), statuses=STATUSES, strengths=STRENGTHS, areas=areas, rows=rows
+    )

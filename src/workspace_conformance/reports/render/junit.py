@@ -10,7 +10,10 @@ __all__ = ('render_junit',)
 
 
 def render_junit(report: Report) -> str:
-    """JUnit XML where an expected failure is never confused with a skip: `outcome` says which it is."""
+    """JUnit XML where an expected failure or an advisory is never confused with a skip: `outcome` says which it is.
+
+    An advisory (a failed rule that does not bind the subject) is a `<skipped type="advisory">`, never a failure.
+    """
     root = ElementTree.Element('testsuites', name='workspace-conformance', verdict=report.verdict)
     for suite in report.suites:
         results = suite.results
@@ -25,7 +28,12 @@ def render_junit(report: Report) -> str:
             time=f'{sum(r.duration for r in results):.3f}',
         )
         properties = ElementTree.SubElement(element, 'properties')
-        for name, value in (('verdict', suite.verdict), ('backend_class', suite.backend_class or '')):
+        advised = sum(rule.status == 'advisory' for rule in suite.rules)  # skipped in JUnit's count, listed apart here
+        for name, value in (
+            ('verdict', suite.verdict),
+            ('backend_class', suite.backend_class or ''),
+            ('advisories', str(advised)),
+        ):
             ElementTree.SubElement(properties, 'property', name=name, value=value)
         for result in results:
             case = ElementTree.SubElement(

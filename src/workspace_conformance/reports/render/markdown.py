@@ -20,7 +20,7 @@ def _cell(text: str) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    """Verdict, counts, failures with their clause and what was observed, gaps with their reasons, then each suite."""
+    """Verdict, counts, failures with their clause and what was observed, advisories, gaps, then each suite."""
     total = counts(report)
     lines = [
         f'# Workspace conformance: {_ICON[report.verdict]} {report.verdict}',
@@ -37,10 +37,16 @@ def render_markdown(report: Report) -> str:
 
     listed_failures = findings(report, limit)
     if listed_failures:
-        lines += ['', '## Failures', '', '| rule | level | clause | observed |', '| --- | --- | --- | --- |']
         lines += [
-            f'| {rule_cell(f.subject, f.rule.area, f.rule.rule_id)} | {f.rule.level} | {_cell(f.clause)} | '
-            f'{"<br>".join(_cell(line) for line in f.evidence)} |'
+            '',
+            '## Failures',
+            '',
+            '| rule | level | strength | clause | observed |',
+            '| --- | --- | --- | --- | --- |',
+        ]
+        lines += [
+            f'| {rule_cell(f.subject, f.rule.area, f.rule.rule_id)} | {f.rule.level} | {f.rule.strength} | '
+            f'{_cell(f.clause)} | {"<br>".join(_cell(line) for line in f.evidence)} |'
             for f in listed_failures
         ]
     advised = findings(report, limit, ('advisory',))
@@ -49,19 +55,28 @@ def render_markdown(report: Report) -> str:
             '',
             '## Advisories',
             '',
-            'Rules that do not bind here (`should`, or a claim not made): never a failure.',
+            'Rules that do not bind here (`should`, or a claim not made): counted apart, never a failure nor a pass.',
+            '',
+            '| rule | level | strength | why | clause | observed |',
+            '| --- | --- | --- | --- | --- | --- |',
         ]
-        lines += ['', '| rule | strength | clause | observed |', '| --- | --- | --- | --- |']
         lines += [
-            f'| {rule_cell(f.subject, f.rule.area, f.rule.rule_id)} | {f.rule.strength} | {_cell(f.clause)} | '
-            f'{"<br>".join(_cell(line) for line in f.evidence)} |'
+            f'| {rule_cell(f.subject, f.rule.area, f.rule.rule_id)} | {f.rule.level} | {f.rule.strength} | '
+            f'{_cell(f.why)} | {_cell(f.clause)} | {"<br>".join(_cell(line) for line in f.evidence)} |'
             for f in advised
         ]
     listed_gaps = gaps(report)
     if listed_gaps:
-        lines += ['', '## Gaps', '', '| rule | level | kind and reason |', '| --- | --- | --- |']
         lines += [
-            f'| {rule_cell(subject, r.area, r.rule_id)} | {r.level} | {_cell(shorten(r.detail or "", limit))} |'
+            '',
+            '## Gaps',
+            '',
+            '| rule | level | strength | kind and reason |',
+            '| --- | --- | --- | --- |',
+        ]
+        lines += [
+            f'| {rule_cell(subject, r.area, r.rule_id)} | {r.level} | {r.strength} | '
+            f'{_cell(shorten(r.detail or "", limit))} |'
             for subject, r in listed_gaps
         ]
     for suite in report.suites:

@@ -17,7 +17,7 @@ __all__ = ('EVIDENCE_LINES', 'TerminalWriter', 'failure_block', 'write_summary')
 
 EVIDENCE_LINES = 6
 """Lines of a failure's message a block shows (Hypothesis's notes can be many); the report keeps them all."""
-_FAILING = ('failed', 'error', 'xpassed', 'advisory')
+_FAILING = ('failed', 'error', 'xpassed')
 _RANDOM_NAME = re.compile(r'\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}\b')
 """A hex token with letters and digits: the random part of a name the rule made (a scratch directory per loop)."""
 
@@ -49,15 +49,19 @@ def failure_block(summary: RuleSummary, outcomes: list[RuleOutcome]) -> list[str
     A failure identical on several event loops (same message, same frames) is shown once for all of them, as the
     first loop says it: the random names a rule makes for each run (its scratch directory) do not count.
     """
-    failing = [outcome for outcome in outcomes if outcome.outcome in _FAILING]
+    shown = ('advisory',) if summary.status == 'advisory' else _FAILING  # an advisory's block: its advisories only
+    failing = [outcome for outcome in outcomes if outcome.outcome in shown]
     if not failing:
         detail = (summary.detail or '').splitlines()
         return [f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {detail[0] if detail else ""}'.rstrip()]
     kinds = {outcome.outcome for outcome in failing}
     verb = kinds.pop() if len(kinds) == 1 else 'failed'
     loops = ', '.join(sorted({outcome.anyio_backend for outcome in failing}))
-    why = f' ({failing[0].reason})' if verb == 'advisory' and failing[0].reason else ''
-    lines = [f'  [{summary.area}/{summary.rule_id}] ({summary.level}) {verb} on {loops}{why}']
+    # An advisory says how much its rule binds and why it only advises: `(core, should) advisory on ... (why)`.
+    advisory = verb == 'advisory'
+    strength = f', {summary.strength}' if advisory else ''
+    why = f' ({failing[0].reason or summary.strength})' if advisory else ''
+    lines = [f'  [{summary.area}/{summary.rule_id}] ({summary.level}{strength}) {verb} on {loops}{why}']
     groups: dict[tuple[str, tuple[str, ...]], tuple[RuleOutcome, list[str]]] = {}
     for outcome in failing:
         key = (_RANDOM_NAME.sub('...', _evidence(outcome)), tuple(outcome.frames))
