@@ -111,7 +111,8 @@ def _isolation(report: Report) -> str:
 def _target_section(name: str, report: Report) -> list[str]:
     summaries = [summary for suite in report.suites for summary in suite.rules]
     suite = _backend_suite(report)
-    counts = {status: sum(s.status == status for s in summaries) for status in ('passed', 'failed', 'gap', 'missing')}
+    statuses = ('passed', 'failed', 'advisory', 'gap', 'missing')
+    counts = {status: sum(s.status == status for s in summaries) for status in statuses}
     lines = [
         f'## {name}: {report.verdict}',
         '',
@@ -125,7 +126,7 @@ def _target_section(name: str, report: Report) -> list[str]:
             lines += [f'{title}:', '']
             lines += [f'- `{waiver.rule_id}`: {waiver.reason}' for waiver in waivers]
             lines.append('')
-    problems = [s for s in summaries if s.status in ('gap', 'failed', 'missing', 'not-applicable')]
+    problems = [s for s in summaries if s.status in ('gap', 'failed', 'advisory', 'missing', 'not-applicable')]
     if problems:
         lines += ['| rule | status | why |', '|---|---|---|']
         lines += [f'| `{s.rule_id}` ({s.level}) | {s.status} | {_cell(s.detail or "")} |' for s in problems]
