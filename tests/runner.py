@@ -8,10 +8,24 @@ import sys
 import tempfile
 from pathlib import Path
 
+from workspace_conformance import rules
+from workspace_conformance.engine._versions import pydantic_ai_at_least
 from workspace_conformance.reports.model import Report, SuiteReport
 
 QUICK_CERTIFY = ('--anyio-backend', 'asyncio', '--conformance-profile', 'ci')
 """`certify` options for a quick run: one event loop, the `ci` profile."""
+
+
+def platform_rules_not_applicable_on_local() -> int:
+    """Platform rules a 'posix' backend without `run_in_directory` (LocalWorkspaceBackend) is not asked to pass.
+
+    Before pydantic-ai 2.78 every one (the clause is newer); from 2.78 the 'windows'-only rule and those that need
+    `run_in_directory`. An oracle from the catalog, so a new platform rule changes the count without an edit here.
+    """
+    platform = [rule for rule in rules() if rule.area == 'platform']
+    if not pydantic_ai_at_least((2, 78)):
+        return len(platform)
+    return sum(1 for rule in platform if 'run_in_directory' in rule.requires or 'posix' not in rule.platforms)
 
 
 def bypasses_permissions() -> bool:

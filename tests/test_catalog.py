@@ -13,6 +13,7 @@ import pytest
 from workspace_conformance import AREAS, LEVELS, WorkspaceBackendSuite, catalog, rule, rules
 from workspace_conformance.capability import capability_rules
 from workspace_conformance.cli import main
+from workspace_conformance.engine._versions import pydantic_ai_version
 from workspace_conformance.isolation import isolation_rules
 from workspace_conformance.reports.model import RuleOutcome, SuiteReport
 from workspace_conformance.reports.verify import catalog_of
@@ -108,7 +109,7 @@ def test_contract_coverage_table_names_real_rules_and_keeps_its_count() -> None:
     finally:
         sys.path.remove(str(ROOT / 'scripts'))
     promised, clauses = load()
-    assert len(clauses) == 148 and counts(clauses)['covered'] >= promised
+    assert len(clauses) == 155 and counts(clauses)['covered'] >= promised
     broken = (dataclasses.replace(clauses[0], rules=('no_such_rule',)), *clauses[1:])
     assert problems_of(broken)[0] == f"{clauses[0].id} names rules that do not exist: ['no_such_rule']"
 
@@ -186,3 +187,22 @@ def test_rules_table_wraps_clauses_to_the_terminal(
 def test_docs_rules_md_names_both_suites() -> None:
     text = (ROOT / 'docs' / 'rules.md').read_text()
     assert text.index('## WorkspaceBackendSuite') < text.index('## WorkspaceCapabilitySuite')
+
+
+def test_the_clauses_were_reviewed_for_the_installed_pydantic_ai() -> None:
+    """A slim newer than the table was read against fails here, saying what to review: CI finds a release."""
+    sys.path.insert(0, str(ROOT / 'scripts'))
+    try:
+        from contract_coverage import reviewed_for
+    finally:
+        sys.path.remove(str(ROOT / 'scripts'))
+    reviewed = reviewed_for()
+    installed = pydantic_ai_version()
+    major, minor = (int(part) for part in installed.split('.')[:2])
+    assert (major, minor) <= reviewed, (
+        f'pydantic-ai-slim {installed} is newer than {reviewed[0]}.{reviewed[1]}, the version '
+        'docs/contract-clauses.toml was last reviewed for: read what changed in pydantic_ai/workspaces/*.py, '
+        'capabilities/ and durable_exec/ (its changelog and the diff of conformance.py), add a clause (with `since`) '
+        'for each new sentence and rules for the MUSTs (with that `contract=`), then set `reviewed_for` and '
+        "noxfile.py's REVIEWED to it"
+    )

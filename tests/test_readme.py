@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,18 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert test_command == "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/nox"
     ci = (ROOT / '.ci' / 'run').read_text()
     assert '.venv/bin/nox' in ci and ".venv/bin/pip install -q -e '.[dev]'" in ci
+
+
+def test_the_ci_entry_point_and_the_service_scripts_parse_as_bash() -> None:
+    """A quoting slip in .ci/run (an apostrophe inside `${VAR:-...}`) made CI fail in 2 s before installing anything."""
+    scripts = [
+        ROOT / '.ci' / 'run',
+        *sorted((ROOT / 'ci' / 'services').glob('*.sh')),
+        *sorted(ROOT.glob('scripts/*.sh')),
+    ]
+    for script in scripts:
+        checked = subprocess.run(['bash', '-n', str(script)], capture_output=True, text=True, check=False)
+        assert checked.returncode == 0, f'{script}: {checked.stderr}'
 
 
 def test_the_asyncio_only_advice_runs_the_rules_on_asyncio_alone(pytester: pytest.Pytester) -> None:

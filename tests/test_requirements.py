@@ -74,6 +74,7 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
         'realpath': backend.realpath,
         'shell_files': backend.commands and not (backend.filesystem and backend.realpath),
         'native_files': backend.filesystem,
+        'run_in_directory': False,  # no backend here implements pydantic-ai 2.78's SupportsRunInDirectory
     }
     if any(not has[need] for need in needs & set(has)):
         return 'not-applicable'
@@ -82,6 +83,8 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
         holds = backend.commands or backend.realpath or backend.symlinks
     if 'ln' in needs and not holds:
         return 'not-applicable'
+    if 'posix' not in rule.platforms:  # every backend here is 'posix'; the platform comes after the protocols
+        return 'platform'
     lifecycle = {
         'fresh': {'fresh'},
         'attach': {'attach'},

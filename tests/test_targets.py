@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 import weakref
@@ -15,6 +16,7 @@ import anyio
 import pytest
 from pydantic_ai.capabilities import LocalWorkspace
 
+from workspace_conformance.engine._versions import pydantic_ai_at_least
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets import NAMED_TARGETS, TargetError
 from workspace_conformance.targets._ledger import read_refs
@@ -43,7 +45,9 @@ def test_targets_lists_every_named_target_with_its_status_here(tmp_path: Path) -
     assert listed.returncode == 0, listed.stderr
     rows = {row['target']: row for row in json.loads(listed.stdout)}
     local = ['local', 'local-shell', 'memory', 'provider', 'docker', 'podman', 'ssh', 'bubblewrap', 'boxlite', 'smol']
-    assert list(rows) == [*local, 'e2b', 'modal', 'daytona', 'sprites', 'e2b-local']
+    assert list(rows) == [*local, 'windows', 'memory-windows', 'e2b', 'modal', 'daytona', 'sprites', 'e2b-local']
+    assert not rows['windows']['runnable'] and rows['windows']['missing']  # no Windows host here
+    assert rows['memory-windows']['runnable'] == pydantic_ai_at_least((2, 78))
     # serve e2b needs no key: it runs wherever the harness, the e2b SDK and the serve extra are installed.
     assert rows['e2b-local']['runnable'] or 'is not installed' in rows['e2b-local']['missing']
     for name in ('local', 'local-shell', 'memory', 'provider'):
@@ -54,7 +58,7 @@ def test_targets_lists_every_named_target_with_its_status_here(tmp_path: Path) -
         assert rows[name]['runnable'] or rows[name]['missing'], f'{name} is neither ready nor says why not'
     assert rows['docker']['options'].keys() == {'image', 'user', 'working-dir', 'runtime'}
     table = _cli(tmp_path, 'targets').stdout
-    assert 'e2b          not run: no E2B_API_KEY' in table
+    assert re.search(r'^e2b +not run: no E2B_API_KEY$', table, re.MULTILINE), table
     assert '--image:' in table
 
 

@@ -23,6 +23,7 @@ import pytest
 __all__ = (
     'FRAMES_SHOWN',
     'backend_frames',
+    'error_chain',
     'hiding_machinery',
     'is_backend_file',
     'leaf',
@@ -136,3 +137,20 @@ def shows_internal_frames(config: pytest.Config) -> bool:
 def traceback_of(error: BaseException) -> TracebackType | None:
     """The traceback of what a rule saw fail (a group's one exception's), for the failure that reports it."""
     return leaf(error).__traceback__
+
+
+def error_chain(error: BaseException) -> Iterator[BaseException]:
+    """`error`, the members of an exception group, and what each was raised from or during; each once."""
+    seen: set[int] = set()
+    pending = [error]
+    while pending and len(seen) < 32:
+        current = pending.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                pending.append(linked)

@@ -12,9 +12,9 @@ __all__ = ('OPERATIONS', 'Mirror', 'mirrored_class', 'protocol_members')
 
 OPERATIONS: tuple[str, ...] = (
     *('working_dir', 'run', 'read_bytes', 'write_bytes', 'stat'),
-    *('list_dir', 'make_dir', 'remove', 'exists', 'realpath'),
+    *('list_dir', 'make_dir', 'remove', 'exists', 'realpath', 'run_in_directory'),
 )
-"""Every awaitable member of the workspace protocols."""
+"""Every awaitable member of the workspace protocols (`run_in_directory`: pydantic-ai 2.78's SupportsRunInDirectory)."""
 
 M = TypeVar('M', bound='Mirror')
 

@@ -10,13 +10,14 @@ guard, and frames every failure with the rule and its clause. A capability rule 
 
 from __future__ import annotations
 
-from ._frames import machinery_hidden
+from ._frames import error_chain, machinery_hidden
 from .engine._baseline import ALWAYS_CHANGING, env_variables
 from .engine._canary import CANARY, environment_of, leaked, runners_canary
 from .engine._failures import RuleFailure, safe_str
 from .engine._guard import RuleRun, current_run, wait_until
 from .engine._host import HostEvent, HostWatch, calling, opens_for_writing, owning, watching_host
 from .engine._hypothesis import call_in_loop, profile_settings, run_in_worker
+from .engine._platform import EXIT_0_ARGV, PWD_ARGV, current_platform, lines, paths, platform_argv, platform_of
 from .engine._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
 from .engine._supplied import (
     accepted,
@@ -47,15 +48,25 @@ from .engine._support import (
     workspace_of,
 )
 from .engine._tracing import unwrap
-from .vocabulary import ISOLATION_AREAS, NO_ISOLATION_CLAIMED, SECRET_NAME, SKIP_KINDS, IsolationArea, SkipKind
+from .vocabulary import (
+    ISOLATION_AREAS,
+    NO_ISOLATION_CLAIMED,
+    SECRET_NAME,
+    SKIP_KINDS,
+    IsolationArea,
+    Platform,
+    SkipKind,
+)
 
 __all__ = (
     'ALWAYS_CHANGING',
     'AREAS',
     'CANARY',
+    'EXIT_0_ARGV',
     'ISOLATION_AREAS',
     'LEVELS',
     'NO_ISOLATION_CLAIMED',
+    'PWD_ARGV',
     'REQUIREMENTS',
     'SCRATCH_PREFIX',
     'SECRET_NAME',
@@ -67,6 +78,7 @@ __all__ = (
     'IsolationArea',
     'Level',
     'MakeSymlink',
+    'Platform',
     'Requirement',
     'Rule',
     'RuleFailure',
@@ -79,21 +91,27 @@ __all__ = (
     'calling',
     'catalog',
     'commands_of',
+    'current_platform',
     'current_run',
     'described',
     'env_variables',
     'environment_of',
+    'error_chain',
     'expect_error',
     'first_use',
     'gather',
     'lacking',
     'leaked',
+    'lines',
     'machinery_hidden',
     'make_link',
     'narrow',
     'opens_for_writing',
     'own_environment',
     'owning',
+    'paths',
+    'platform_argv',
+    'platform_of',
     'profile_settings',
     'ref_text',
     'rule',

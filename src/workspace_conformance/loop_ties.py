@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
-from ._frames import is_backend_file
+from ._frames import error_chain, is_backend_file
 
 __all__ = ('EVENT_LOOPS', 'loop_tie', 'tie_hint', 'where_raised')
 
@@ -20,7 +20,7 @@ _TRIO_MESSAGES = ('must be called from async context', 'task got bad yield')
 
 def loop_tie(error: BaseException, running: str) -> str | None:
     """The loop other than `running` that `error` (or what it holds or came from) shows its code is tied to, or None."""
-    for found in _chain(error):
+    for found in error_chain(error):
         tied = _evidence(found, running)
         if tied is not None and tied != running:
             return tied
@@ -29,7 +29,7 @@ def loop_tie(error: BaseException, running: str) -> str | None:
 
 def where_raised(error: BaseException) -> str | None:
     """`file.py:LINE` of the innermost frame of `error` in the backend's own code (no library's), or None."""
-    for found in _chain(error):
+    for found in error_chain(error):
         frames = _frames(found.__traceback__)
         places = [f'{Path(file).name}:{line}' for file, line, _ in frames if is_backend_file(file)]
         if places:
@@ -43,23 +43,6 @@ def tie_hint(tied: str, running: str) -> str:
         f'hint: the backend called {tied}-only code on {running}: make it loop-neutral with anyio, '
         f'or declare it {tied}-only'
     )
-
-
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    """`error`, the members of an exception group, and what each was raised from or during; each once."""
-    seen: set[int] = set()
-    pending = [error]
-    while pending and len(seen) < 32:
-        current = pending.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
-        for linked in (current.__cause__, current.__context__):
-            if linked is not None:
-                pending.append(linked)
 
 
 def _evidence(error: BaseException, running: str) -> str | None:

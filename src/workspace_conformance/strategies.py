@@ -21,6 +21,7 @@ __all__ = (
     'payloads',
     'relative_paths',
     'shell_words',
+    'windows_name',
 )
 
 MAX_NAME_BYTES = 255
@@ -64,20 +65,47 @@ def _valid_name(name: str) -> bool:
     return name not in ('', '.', '..') and '/' not in name and len(name.encode()) <= MAX_NAME_BYTES
 
 
-def names() -> st.SearchStrategy[str]:
-    """POSIX file names, up to 255 UTF-8 bytes; never `/`, NUL, `.` or `..`.
+_WINDOWS_REFUSED = frozenset('<>:"/\\|?*') | frozenset(chr(code) for code in range(32))
+_WINDOWS_DEVICES = frozenset(
+    {'con', 'prn', 'aux', 'nul', *(f'com{n}' for n in range(10)), *(f'lpt{n}' for n in range(10))}
+)
+
+
+def windows_name(name: str) -> bool:
+    """Whether Windows keeps `name` as written: no refused character, trailing dot or space, or device name.
+
+    Refused are `<>:"/|?*`, the backslash and control characters; devices are `CON`, `NUL`, `COM1`, ...; a name is
+    at most 255 UTF-16 code units.
+    """
+    stem = name.split('.')[0].rstrip(' ').casefold()
+    return (
+        _valid_name(name)
+        and not set(name) & _WINDOWS_REFUSED
+        and not name.endswith((' ', '.'))
+        and stem not in _WINDOWS_DEVICES
+        and len(name.encode('utf-16-le')) // 2 <= MAX_NAME_BYTES
+    )
+
+
+def names(platform: str = 'posix') -> st.SearchStrategy[str]:
+    """POSIX file names, up to 255 UTF-8 bytes; never `/`, NUL, `.` or `..`; on `platform='windows'`, Windows names.
 
     Unicode (NFC and NFD spellings kept distinct), spaces, tabs, newlines, leading `-` and `.`, quotes, shell
-    metacharacters and backslashes all appear.
+    metacharacters and backslashes all appear (on Windows, those it keeps: see `windows_name`).
     """
     generated = st.text(_TEXT.filter(lambda c: c != '/'), min_size=1, max_size=40).filter(_valid_name)
     long = st.integers(min_value=200, max_value=MAX_NAME_BYTES).map(lambda n: 'n' * n)
+    if platform == 'windows':
+        tricky = [name for name in TRICKY_NAMES if windows_name(name)]
+        return st.one_of(st.sampled_from(tricky), generated.filter(windows_name), long)
     return st.one_of(st.sampled_from(TRICKY_NAMES), generated, long)
 
 
-def relative_paths(max_depth: int = 3, components: st.SearchStrategy[str] | None = None) -> st.SearchStrategy[str]:
-    """Relative paths of 1 to `max_depth` components drawn from `components` (default: `names()`)."""
-    parts = components if components is not None else names()
+def relative_paths(
+    max_depth: int = 3, components: st.SearchStrategy[str] | None = None, platform: str = 'posix'
+) -> st.SearchStrategy[str]:
+    """Relative paths of 1 to `max_depth` components drawn from `components` (default: `names(platform)`)."""
+    parts = components if components is not None else names(platform)
     return st.lists(parts, min_size=1, max_size=max_depth).map(lambda items: posixpath.join(*items))
 
 

@@ -12,9 +12,11 @@ __all__ = (
     'CAPABILITY_AREAS',
     'ISOLATION_AREAS',
     'LEVELS',
+    'NOT_APPLICABLE_KINDS',
     'NO_ISOLATION_CLAIMED',
     'OUTCOMES',
     'OUTCOME_PROPERTY',
+    'PLATFORMS',
     'PROFILES',
     'REPORT_FORMATS',
     'REQUIREMENTS',
@@ -31,6 +33,7 @@ __all__ = (
     'IsolationArea',
     'Level',
     'Outcome',
+    'Platform',
     'Profile',
     'ReportFormat',
     'Requirement',
@@ -42,7 +45,7 @@ __all__ = (
     'Verdict',
 )
 
-BackendArea = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes', 'properties', 'stateful']
+BackendArea = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes', 'properties', 'stateful', 'platform']
 """The areas of `WorkspaceBackendSuite`: the backend protocol."""
 CapabilityArea = Literal['selection', 'untrusted', 'runs', 'facade', 'policies', 'rebuild', 'hygiene']
 """The areas of `WorkspaceCapabilitySuite`: what a capability's `get_workspace` supplies, and agent runs over it."""
@@ -82,6 +85,7 @@ Requirement = Literal[
     'commands',
     'filesystem',
     'realpath',
+    'run_in_directory',
     'native_files',
     'shell_files',
     'fresh',
@@ -115,9 +119,18 @@ The last seven are read from the subject: `local_workspace` from the capability,
 capability rules."""
 REQUIREMENTS: tuple[Requirement, ...] = get_args(Requirement)
 
-SkipKind = Literal['not-applicable', 'declared-limit', 'fixture-missing', 'environment', 'runner', 'overridden']
-"""Why a rule did not run: outside the backend's scope (`not-applicable`), or a gap of one of the other kinds."""
+SkipKind = Literal[
+    'not-applicable', 'platform', 'declared-limit', 'fixture-missing', 'environment', 'runner', 'overridden'
+]
+"""Why a rule did not run: outside the backend's scope (`not-applicable`; `platform`, a rule with no form for the
+workspace's platform: a POSIX-only rule on a 'windows' workspace, a 'windows'-only one on a 'posix' one), or a gap
+of one of the other kinds."""
 SKIP_KINDS: tuple[SkipKind, ...] = get_args(SkipKind)
+NOT_APPLICABLE_KINDS: tuple[SkipKind, ...] = ('not-applicable', 'platform')
+"""The skip kinds outside the verdict's scope: the rule's status is `not-applicable`, never a gap."""
+Platform = Literal['posix', 'windows']
+"""A workspace's shell and path syntax (pydantic-ai 2.78's `WorkspacePlatform`; 'posix' before it)."""
+PLATFORMS: tuple[Platform, ...] = get_args(Platform)
 
 Outcome = Literal['passed', 'failed', 'advisory', 'error', 'skipped', 'xfailed', 'xpassed', 'missing']
 """What one rule did on one event loop (`advisory`: a rule that does not bind here failed: a `should` rule, or a

@@ -46,10 +46,13 @@ def _directory(run_dir: Path, name: str) -> Path:
 
 
 def _replacing(names: Sequence[str], make: Callable[[str], Callable[..., Any]]) -> Callable[[type], type]:
-    """Class decorator: replace each operation in `names` with `make(name)`, an async method."""
+    """Class decorator: replace each operation in `names` the class has with `make(name)`, an async method.
+
+    One it lacks stays absent (`run_in_directory` on a LocalWorkspaceBackend), so no class claims a protocol it lacks.
+    """
 
     def decorate(cls: type) -> type:
-        for name in names:
+        for name in (name for name in names if hasattr(cls, name)):
             method = make(name)
             method.__name__ = name
             setattr(cls, name, method)

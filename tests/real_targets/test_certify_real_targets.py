@@ -149,13 +149,18 @@ def _certify(
     )
 
 
-def _processes_mentioning(text: str) -> list[str]:
+def _processes_mentioning(text: str, environment: str | None = None) -> list[str]:
+    """Processes whose argv has `text` (and, given `environment`, whose environment has that `NAME=value` entry)."""
     found = []
     for entry in Path('/proc').iterdir():
         if not entry.name.isdigit():
             continue
         try:
             command_line = (entry / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
+            if text in command_line and environment is not None:
+                entries = (entry / 'environ').read_bytes().decode(errors='replace').split('\0')
+                if environment not in entries:
+                    continue
         except OSError:
             continue
         if text in command_line:
@@ -167,7 +172,10 @@ def _leftovers(target: str, scratch: Path) -> list[str]:
     """What the run left: files in its TMPDIR, processes naming it, containers, remote directories."""
     left = [f'temporary file {path}' for path in (scratch / 'tmp').rglob('*')]
     left += [f'process {line}' for line in _processes_mentioning(str(scratch / 'tmp'))]
-    left += [f'isolation canary process {line}' for line in _processes_mentioning('wcs-isolation-process-')]
+    # Only this run's canaries: they inherit its TMPDIR. A certification on the other xdist worker has its own
+    # canaries alive meanwhile (CI once failed both micro-VM runs on another run's 300 s sleeper).
+    canaries = _processes_mentioning('wcs-isolation-process-', f'TMPDIR={scratch / "tmp"}')
+    left += [f'isolation canary process {line}' for line in canaries]
     if target in ('docker', 'podman'):
         left += [f'container {name}' for name in _containers(target)]
     if target == 'ssh':

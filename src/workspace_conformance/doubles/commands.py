@@ -100,7 +100,7 @@ class CommandsMethod(TakesRunCalls, MemoryCore):
 
     commands: ScriptedCommands
 
-    async def _run(self, request: RunCall) -> CommandResult:
+    async def _take_run(self, request: RunCall) -> CommandResult:
         command, shell, timeout = request.command, request.shell, request.timeout
         validate_timeout(timeout)
         if isinstance(command, str) != shell:

@@ -1,8 +1,8 @@
 """`run` written once: the protocol's signature, each call handed on as one `RunCall` value.
 
-A backend that wraps, forwards or answers commands subclasses `TakesRunCalls` and implements `_run(call)`; `call.to`
-makes the same call on another backend's `run`. `ForwardsCommands` and `ForwardsFiles` hand every call to the backend
-their `_inner()` returns.
+A backend that wraps, forwards or answers commands subclasses `TakesRunCalls` and implements `_take_run(call)`;
+`call.to` makes the same call on another backend's `run`. `ForwardsCommands` and `ForwardsFiles` hand every call to
+the backend their `_inner()` returns.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class RunCall:
 
 
 class TakesRunCalls:
-    """`SupportsCommands.run` with the protocol's signature, handing each call to `_run` as a `RunCall`."""
+    """`SupportsCommands.run` with the protocol's signature, handing each call to `_take_run` as a `RunCall`."""
 
     async def run(
         self,
@@ -41,11 +41,11 @@ class TakesRunCalls:
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
     ) -> CommandResult:
-        """Run `command` (see `SupportsCommands.run`): whatever `_run` does with the call."""
-        return await self._run(RunCall(command, shell, env, timeout))
+        """Run `command` (see `SupportsCommands.run`): whatever `_take_run` does with the call."""
+        return await self._take_run(RunCall(command, shell, env, timeout))
 
-    async def _run(self, call: RunCall) -> CommandResult:
-        raise NotImplementedError(f'{type(self).__name__} must implement _run(call)')
+    async def _take_run(self, call: RunCall) -> CommandResult:
+        raise NotImplementedError(f'{type(self).__name__} must implement _take_run(call)')
 
 
 class Forwardee(SupportsCommands, SupportsFilesystem, Protocol):
@@ -63,7 +63,7 @@ class ForwardsCommands(TakesRunCalls):
     async def working_dir(self) -> str:
         return await (await self._inner()).working_dir()
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         return await call.to((await self._inner()).run)
 
 

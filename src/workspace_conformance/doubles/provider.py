@@ -183,7 +183,7 @@ class ProviderBackend:
 class ProviderCommandsBackend(TakesRunCalls, ProviderBackend):
     """A provider backend whose environments are local directories, so commands run for real."""
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         environment = await self._environment()
         result: CommandResult = await call.to(environment.run)
         assert self._ref is not None

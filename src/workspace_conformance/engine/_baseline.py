@@ -17,6 +17,7 @@ import pytest
 from pydantic_ai.workspaces import SupportsCommands
 
 from .._frames import machinery_hidden
+from .._platforms import BASELINE_ENV_MARK, BASELINE_POWERSHELL
 from ._requires import TOOLS
 from ._rule import Rule, rule_of
 
@@ -24,6 +25,7 @@ __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule
 __all__ = (
     'ALWAYS_CHANGING',
     'BASELINE_ARGV',
+    'BASELINE_POWERSHELL',
     'CHECKS',
     'Baseline',
     'baseline_key',
@@ -66,7 +68,7 @@ CHECKS: dict[str, tuple[str, str]] = {
     ),
 }
 """Name -> (shell condition, what it means when true): every fact the baseline records about the environment."""
-ENV_MARK = '--- workspace-conformance baseline: env ---'
+ENV_MARK = BASELINE_ENV_MARK
 _SCRIPT = '\n'.join(
     (
         f'mkdir "{PROBE_DIR}" >/dev/null 2>&1',

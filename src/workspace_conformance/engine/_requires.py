@@ -28,7 +28,7 @@ from pydantic_ai.workspaces import (
 )
 
 from .._frames import machinery_hidden
-from ..vocabulary import CAPABILITY_AREAS, TOOL_AREAS
+from ..vocabulary import CAPABILITY_AREAS, TOOL_AREAS, Platform
 from ._rule import Rule
 from ._supplied import layer_names, select
 from ._versions import pydantic_ai_at_least, pydantic_ai_version
@@ -36,6 +36,8 @@ from ._versions import pydantic_ai_at_least, pydantic_ai_version
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'ENGINES',
+    'POSIX_ONLY',
+    'POSIX_TOOLS',
     'PROBE',
     'PROTOCOLS',
     'SUBJECT',
@@ -60,6 +62,7 @@ PROTOCOLS: dict[str, tuple[tuple[type, ...], str]] = {
     'realpath': ((SupportsRealpath,), 'the backend does not implement SupportsRealpath'),
 }
 """Protocol requirements: the backend must implement one of these (files are reachable through commands too)."""
+NO_RUN_IN_DIRECTORY = "the backend does not implement SupportsRunInDirectory (`run_in_directory`), optional on 'posix'"
 SHELL_FILES = (
     "pydantic-ai's facade runs no file method or realpath through this backend's shell: it has no commands, or "
     'native file methods and SupportsRealpath'
@@ -118,6 +121,10 @@ supplies (`wrapper_layer` that workspace and the `policy` fixture's wrapping of 
 """
 CAPABILITY_ONLY = frozenset(SUBJECT) - {'local_backend'}
 """Requirements only a capability rule may declare: they read the workspace a capability supplies."""
+POSIX_TOOLS = frozenset({'posix_shell', 'ln', 'mkfifo', 'setsid', 'shell_files', 'shell_permissions'})
+"""Requirements only a POSIX workspace meets: a rule that needs one has no 'windows' form."""
+POSIX_ONLY = POSIX_TOOLS | {'commands', 'inherited_pipes'}
+"""Requirements that make a rule 'posix' only unless it declares a 'windows' form: its commands are POSIX shell."""
 TOOLS = ('ln', 'mkfifo', 'setsid')
 """Environment tools, looked for with `command -v` in the backend's environment."""
 SYMLINK_FIXTURES = ('make_symlink', 'storage_holds_symlinks')
@@ -129,6 +136,15 @@ NO_SYMLINKS = (
 )
 PROBE = 'for tool do command -v "$tool" >/dev/null 2>&1 || { printf %s "$tool"; exit 3; }; done'
 """Shell that exits 3 naming the first of its arguments that is not a command in the environment."""
+
+
+_NO_FORM = (
+    'the workspace is {platform!r} and this rule has a {forms} form only: its commands are POSIX shell or POSIX tools '
+    '(`sh`, `printf`, `ln`, `mkfifo`), which a {platform!r} workspace does not run'
+)
+
+
+_ONLY_FOR = 'the workspace is {platform!r} and this rule is on what only a {forms} workspace must do'
 
 
 def subject_fixture(rule: Rule) -> str:
@@ -174,8 +190,15 @@ def fixtures_needed(rule: Rule) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def resolve(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unmet | None:
+def resolve(rule: Rule, backend: object, fixtures: Mapping[str, Any], platform: Platform = 'posix') -> Unmet | None:
     """The first unmet requirement that needs no backend call, in the fixed order of the skip kinds, or None."""
+    if platform not in rule.platforms:
+        unmet = _contract(rule, backend, fixtures) or _protocols(rule, backend, fixtures)
+        if unmet is not None:
+            return unmet
+        if platform == 'posix':  # a rule on what only a 'windows' workspace must do
+            return Unmet('platform', _ONLY_FOR.format(platform=platform, forms=' and '.join(rule.platforms)))
+        return Unmet('platform', _NO_FORM.format(platform=platform, forms=' and '.join(rule.platforms)))
     for check in (_contract, _protocols, _optional_fixtures, _switches, _declared, _engines, _subject):
         unmet = check(rule, backend, fixtures)
         if unmet is not None:
@@ -216,6 +239,8 @@ def _protocols(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unme
     for requirement, (protocols, why) in PROTOCOLS.items():
         if requirement in rule.requires and not isinstance(backend, protocols):
             return Unmet('not-applicable', why)
+    if 'run_in_directory' in rule.requires and not callable(getattr(backend, 'run_in_directory', None)):
+        return Unmet('not-applicable', NO_RUN_IN_DIRECTORY)
     if 'ln' in rule.requires and not _can_hold_symlinks(backend, fixtures):
         return Unmet('not-applicable', NO_SYMLINKS)
     if 'shell_files' in rule.requires and not uses_the_shell_for_files(backend):

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .._frames import machinery_hidden
-from ..vocabulary import Area, Level, Requirement, Strength
+from ..vocabulary import PLATFORMS, Area, Level, Platform, Requirement, Strength
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = ('DEFAULT_TIMEOUT', 'LIFECYCLE_REQUIREMENTS', 'RULE_ATTRIBUTE', 'Rule', 'rule_of')
@@ -48,16 +48,13 @@ class Rule:
     """The id of the contract clause (docs/contract-clauses.toml) that makes a `must` rule one; None otherwise."""
     claim: str | None = None
     """Of a `claim` rule, the claim the subject declares for the rule to bind (`claims` fixture); None otherwise."""
+    platforms: tuple[Platform, ...] = PLATFORMS
+    """The workspace platforms the rule has a form for; on any other it is not applicable (skip kind `platform`)."""
 
     @property
     def runs_alone(self) -> bool:
         """Whether the rule must run by itself: declared `alone`, or it builds, attaches or destroys environments."""
         return self.alone or bool(set(self.requires) & set(LIFECYCLE_REQUIREMENTS))
-
-    @property
-    def binds(self) -> bool:
-        """Whether a failure of the rule fails the subject whatever it declares: true of `must` rules only."""
-        return self.strength == 'must'
 
     @property
     def qualified(self) -> str:
@@ -66,7 +63,12 @@ class Rule:
 
     def to_dict(self) -> dict[str, Any]:
         """The rule as builtin types, for JSON and for pytest-xdist."""
-        return {**asdict(self), 'requires': list(self.requires), 'runs_alone': self.runs_alone}
+        return {
+            **asdict(self),
+            'requires': list(self.requires),
+            'platforms': list(self.platforms),
+            'runs_alone': self.runs_alone,
+        }
 
 
 def rule_of(function: object) -> Rule | None:

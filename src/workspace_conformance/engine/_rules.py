@@ -17,15 +17,17 @@ from ..vocabulary import (
     CAPABILITY_AREAS,
     ISOLATION_AREAS,
     LEVELS,
+    PLATFORMS,
     REQUIREMENTS,
     TOOL_AREAS,
     TOOL_CLAIMS,
     Area,
     Level,
+    Platform,
     Requirement,
 )
 from ._guard import guarded
-from ._requires import CAPABILITY_ONLY
+from ._requires import CAPABILITY_ONLY, POSIX_ONLY, POSIX_TOOLS
 from ._rule import DEFAULT_TIMEOUT, RULE_ATTRIBUTE, Rule, rule_of
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
@@ -62,6 +64,23 @@ def _claimable(area: Area, claim: str) -> bool:
     return (area in TOOL_AREAS and claim in TOOL_CLAIMS) or (area in ISOLATION_AREAS and claim == area)
 
 
+def _platforms(requires: Iterable[Requirement], platforms: Iterable[Platform] | None) -> tuple[Platform, ...]:
+    """The platforms a rule declared, checked, or its default: 'posix' only where it needs commands or POSIX tools."""
+    needs = set(requires)
+    if platforms is None:
+        return ('posix',) if needs & POSIX_ONLY else PLATFORMS
+    declared = tuple(dict.fromkeys(platforms))
+    if not declared or set(declared) - set(PLATFORMS):
+        raise ValueError(f'bad rule declaration: platforms={declared!r} must name some of {list(PLATFORMS)}')
+    tools = sorted(needs & POSIX_TOOLS)
+    if 'windows' in declared and tools:
+        raise ValueError(
+            f"bad rule declaration: platforms={declared!r}, but a rule that requires {tools} has no 'windows' form: "
+            "drop 'windows', or the requirement"
+        )
+    return declared
+
+
 def rule(
     *,
     area: Area,
@@ -74,6 +93,7 @@ def rule(
     alone: bool = False,
     must: str | None = None,
     claim: str | None = None,
+    platforms: Iterable[Platform] | None = None,
 ) -> Callable[[TestMethod], TestMethod]:
     """Declare a test method a rule: tag it, resolve its `requires` before the body, and bound it with a hang guard.
 
@@ -82,6 +102,8 @@ def rule(
     A new rule enters as `should` and graduates to `must` once its clause is a MUST and it holds on two real backends.
     `alone` keeps the rule out of concurrent runs: say it for a rule that measures time, counts processes or changes
     what other rules share; rules that need `fresh`, `attach`, `destroy` or `sacrificial` run alone anyway.
+    `platforms` are the workspace platforms the body has a form for: by default both, except for a rule that needs
+    commands or a POSIX tool (`POSIX_ONLY`), which is 'posix' only unless it says `platforms=('posix', 'windows')`.
     """
     unknown = set(requires) - set(REQUIREMENTS)
     if area not in AREAS or level not in LEVELS or unknown:
@@ -105,6 +127,8 @@ def rule(
             'an isolation rule its own area'
         )
 
+    forms = _platforms(requires, platforms)
+
     def decorate(function: TestMethod) -> TestMethod:
         name = function.__name__
         if not name.startswith('test_'):
@@ -123,6 +147,7 @@ def rule(
             strength='must' if must is not None else 'claim' if claim is not None else 'should',
             clause_id=must,
             claim=claim,
+            platforms=forms,
         )
         wrapper = guarded(function, meta)
         setattr(wrapper, RULE_ATTRIBUTE, meta)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import posixpath
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -27,6 +26,7 @@ from ..vocabulary import SKIP_KINDS, SkipKind
 from ._baseline import Baseline
 from ._failures import ConformanceConfigError, safe_str
 from ._guard import CLEANUP_BOUND, SCALE_FIXTURE, current_run
+from ._platform import paths
 from ._requires import RuleSkipped, skip_reason
 from ._rule import rule_of
 from ._rules import catalog
@@ -142,7 +142,7 @@ def workspace_of(backend: WorkspaceBackend) -> Workspace:
 async def scratch(workspace: Workspace) -> AsyncIterator[str]:
     """A new directory under the working directory for one rule, removed afterwards even on failure."""
     run = current_run()
-    root = posixpath.join(await workspace.working_dir(), f'{SCRATCH_PREFIX}{run.rule.id}-{uuid.uuid4().hex[:12]}')
+    root = paths.join(await workspace.working_dir(), f'{SCRATCH_PREFIX}{run.rule.id}-{uuid.uuid4().hex[:12]}')
     await workspace.make_dir(root)
     forget = scratch_in_use(root)  # should the process have to end at once, a local one still goes
     failed = True

@@ -12,7 +12,7 @@ import contextlib
 import math
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +23,9 @@ from pydantic_ai.workspaces import Workspace
 
 from .._frames import machinery_hidden
 from .._mirror import Mirror, mirrored_class, protocol_members
+from .._platforms import posix_program
 from ..runtime.watchdog import Watchdog
+from ._platform import PLATFORM
 from ._returns import wrong_return
 
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
@@ -36,6 +38,7 @@ __all__ = (
     'Hangs',
     'Hung',
     'OperationLog',
+    'PosixCommandRefused',
     'close_hangs',
     'describe_call',
     'hangs_of',
@@ -184,6 +187,27 @@ class HangRemembered(BaseException):
 
     A `BaseException`, so neither a rule's own `except Exception` nor Hypothesis takes it for an ordinary error.
     """
+
+
+class PosixCommandRefused(BaseException):
+    """A rule sent a POSIX program to a 'windows' workspace: stopped before the backend saw it, the rule not applicable.
+
+    A `BaseException` for the reason `HangRemembered` is one: no `except Exception` of a rule may take it.
+    """
+
+    def __init__(self, command: object) -> None:
+        super().__init__(f'a POSIX command {_short(command)} for a windows workspace')
+        self.command = command
+
+
+def _posix_command(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object | None:
+    """The command of a `run` or `run_in_directory` call whose program is a POSIX one, on a 'windows' workspace."""
+    if name not in ('run', 'run_in_directory') or PLATFORM.get() != 'windows':
+        return None
+    command = args[0] if args else kwargs.get('command')
+    if isinstance(command, str) or not isinstance(command, Sequence) or not command:
+        return None
+    return command if posix_program(str(command[0])) else None
 
 
 @dataclass
@@ -348,10 +372,13 @@ class _Traced(Mirror):
     async def _intercept(
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], call: Callable[[], Awaitable[Any]]
     ) -> Any:
+        refused = _posix_command(name, args, kwargs)
+        if refused is not None:
+            raise PosixCommandRefused(refused)
         key, self._first = (FIRST_CALL if self._first else None), False
         # A first operation also creates or connects to the environment, which its own timeout does not cover.
         answered = self._log.hangs.has_answered(self._wrapped)
-        timeout: object = kwargs.get('timeout') if name == 'run' and answered else None
+        timeout: object = kwargs.get('timeout') if name in ('run', 'run_in_directory') and answered else None
         bounded = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None  # True is 1 s too
         try:
             result = await self._log.call(name, describe_call(name, args, kwargs), call, key=key, timeout=bounded)

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from .. import vocabulary
-from ..vocabulary import NO_ISOLATION_CLAIMED, Outcome, RuleStatus, Strength, Verdict
+from ..vocabulary import NO_ISOLATION_CLAIMED, NOT_APPLICABLE_KINDS, Outcome, RuleStatus, Strength, Verdict
 
 __all__ = (
     'SCHEMA_VERSION',
@@ -105,7 +105,7 @@ def _status(outcome: RuleOutcome) -> tuple[RuleStatus, str | None]:
         return 'failed', f'{outcome.outcome} {where}: {outcome.excerpt or outcome.reason or ""}'.rstrip(': ')
     if outcome.outcome == 'xfailed':
         return 'gap', f'expected failure {where}: {outcome.reason or ""}'
-    if outcome.skip_kind == 'not-applicable':
+    if outcome.skip_kind in NOT_APPLICABLE_KINDS:
         return 'not-applicable', outcome.reason
     return 'gap', f'{outcome.skip_kind or "unclassified"}: {outcome.reason or ""}'
 

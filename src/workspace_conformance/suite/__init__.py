@@ -27,6 +27,7 @@ from .env import EnvRules
 from .environment import EnvironmentRules
 from .files import FileRules
 from .lifecycle import LifecycleRules
+from .platforms import PlatformRules
 from .processes import ProcessRules
 from .properties import PropertyRules
 from .stateful import StatefulRules
@@ -57,7 +58,8 @@ __all__ = (
 )
 
 
-class WorkspaceBackendSuite(
+class WorkspaceBackendSuite(  # pytest runs the last base's rules first: the platform rules (2.78) go last
+    PlatformRules,
     CommandRules,
     EnvRules,
     FileRules,

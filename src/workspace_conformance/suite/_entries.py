@@ -1,13 +1,11 @@
-"""Directories of many empty entries for the listing rules: one shell command where there is a shell, else writes."""
+"""Directories of many empty entries for the listing rules: one POSIX shell command where there is one, else writes."""
 
 from __future__ import annotations
-
-import posixpath
 
 import anyio
 from pydantic_ai.workspaces import SupportsCommands, WorkspaceBackend
 
-from ..authoring import commands_of, workspace_of
+from ..authoring import commands_of, current_platform, paths, workspace_of
 
 __all__ = ('entry_names', 'make_entries')
 
@@ -25,7 +23,7 @@ def entry_names(count: int) -> set[str]:
 
 async def make_entries(backend: WorkspaceBackend, directory: str, count: int, has_real_posix_shell: bool) -> None:
     """Fill `directory` (made if missing) with `count` empty files: one `sh` command, else 32 writes at a time."""
-    if isinstance(backend, SupportsCommands) and has_real_posix_shell:
+    if isinstance(backend, SupportsCommands) and has_real_posix_shell and current_platform() == 'posix':
         made = await commands_of(backend).run(['sh', '-c', _MAKE, 'sh', directory, str(count)])
         assert made.exit_code == 0, f'creating {count} entries with `sh` failed (exit {made.exit_code}): {made.stderr}'
         return
@@ -35,7 +33,7 @@ async def make_entries(backend: WorkspaceBackend, directory: str, count: int, ha
 
     async def create(name: str) -> None:
         async with limiter:
-            await workspace.write_bytes(posixpath.join(directory, name), b'')
+            await workspace.write_bytes(paths.join(directory, name), b'')
 
     async with anyio.create_task_group() as group:
         for name in entry_names(count):

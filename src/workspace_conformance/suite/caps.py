@@ -17,7 +17,6 @@ and caps: on a commands-only backend pydantic-ai's shell-derived filesystem move
 
 from __future__ import annotations
 
-import posixpath
 import random
 from collections.abc import Sequence
 
@@ -29,7 +28,7 @@ from pydantic_ai.workspaces import (
     WorkspaceOutputLimitError,
 )
 
-from ..authoring import commands_of, rule, scratch, workspace_of
+from ..authoring import commands_of, paths, rule, scratch, workspace_of
 from ._compare import first_difference
 from ._entries import entry_names, make_entries
 
@@ -80,7 +79,7 @@ async def _round_trips(backend: WorkspaceBackend, mebibytes: int) -> None:
     async with scratch(workspace) as root:
         for size in sizes:
             data = largest[:size]
-            path = posixpath.join(root, f'file-of-{size}-bytes')
+            path = paths.join(root, f'file-of-{size}-bytes')
             await workspace.write_bytes(path, data)
             back = await workspace.read_bytes(path)
             if back != data:
@@ -167,7 +166,7 @@ async def _listings(backend: WorkspaceBackend, counts: Sequence[int], has_real_p
     problems: list[str] = []
     async with scratch(workspace) as root:
         for count in counts:
-            directory = posixpath.join(root, f'listing-of-{count}')
+            directory = paths.join(root, f'listing-of-{count}')
             names = entry_names(count)
             await make_entries(backend, directory, count, has_real_posix_shell)
             listed = [entry.name for entry in await workspace.list_dir(directory)]

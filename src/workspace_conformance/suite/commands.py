@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import posixpath
 import shlex
 import uuid
 from collections.abc import Mapping
@@ -15,17 +14,25 @@ from pydantic_ai.workspaces import (
     CommandResult,
     SupportsCommands,
     WorkspaceBackend,
+    WorkspaceCommand,
     WorkspaceOutputLimitError,
     WorkspaceTimeoutError,
 )
 
 from ..authoring import (
     ALWAYS_CHANGING,
+    EXIT_0_ARGV,
+    PWD_ARGV,
+    Platform,
     before_rules,
     commands_of,
+    current_platform,
     current_run,
     env_variables,
     expect_error,
+    lines,
+    paths,
+    platform_argv,
     rule,
     scratch,
     skip,
@@ -171,17 +178,22 @@ async def _printed_on_both_streams(error: WorkspaceTimeoutError) -> bool:
     return bool(error.stdout and error.stderr)
 
 
+BOTH: tuple[Platform, ...] = ('posix', 'windows')
+"""The platforms of a rule with a 'windows' form (its commands need no POSIX program there)."""
+
+
 class CommandRules:
     """Rules that hold for every backend implementing `SupportsCommands`."""
 
-    @rule(area='commands', requires=['commands'], upstream=True, must='B16')
+    @rule(area='commands', requires=['commands'], upstream=True, must='B16', platforms=BOTH)
     async def test_command_form_must_match_shell(self, backend: WorkspaceBackend) -> None:
         """A shell string without `shell=True`, or an argv sequence with it, raises `TypeError`."""
         commands = commands_of(backend)
         with expect_error(TypeError, "run('exit 0') without shell=True"):
             await commands.run('exit 0')
-        with expect_error(TypeError, "run(['sh', '-c', 'exit 0'], shell=True)"):
-            await commands.run(['sh', '-c', 'exit 0'], shell=True)
+        argv = platform_argv(EXIT_0_ARGV)
+        with expect_error(TypeError, f'run({argv!r}, shell=True)'):
+            await commands.run(argv, shell=True)
 
     @rule(area='commands', requires=['commands'], upstream=True, must='B19')
     async def test_stdin_is_at_eof(self, backend: WorkspaceBackend) -> None:
@@ -227,7 +239,7 @@ class CommandRules:
         observed = (result.exit_code, result.stdout, result.stderr)
         assert observed == (42, 'to-out', 'to-err'), f'got (exit_code, stdout, stderr) = {observed!r}'
 
-    @rule(area='commands', requires=['commands'], upstream=True, must='B22')
+    @rule(area='commands', requires=['commands'], upstream=True, must='B22', platforms=BOTH)
     async def test_a_missing_program_exits_127(self, backend: WorkspaceBackend) -> None:
         """An argv program that does not exist is a result with exit code 127, as in `sh`."""
         program = f'workspace-conformance-no-such-program-{uuid.uuid4().hex[:8]}'
@@ -244,21 +256,24 @@ class CommandRules:
             f'arguments {items!r} arrived as {result.stdout!r} (exit {result.exit_code})'
         )
 
-    @rule(area='commands', requires=['commands'], upstream=True, contract='2.68', must='F04')
+    @rule(area='commands', requires=['commands'], upstream=True, contract='2.68', must='F04', platforms=BOTH)
     async def test_run_starts_in_cwd(self, backend: WorkspaceBackend) -> None:
-        """`Workspace.run(cwd=...)` starts the command in that directory, a relative one taken from the working dir."""
+        """`Workspace.run(cwd=...)` starts the command in that directory, a relative one taken from the working dir.
+
+        On a 'windows' workspace in its argv form only (`cmd /d /c cd`): the PowerShell form is not run here.
+        """
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            where = posixpath.join(root, 'start here')
+            where = paths.join(root, 'start here')
             await workspace.make_dir(where)
             expected = f'{await workspace.realpath(where)}\n'
-            relative = posixpath.relpath(where, await workspace.working_dir())
-            for cwd, command, shell in (
-                (relative, ['sh', '-c', 'pwd -P'], False),
-                (where, 'pwd -P', True),
-            ):
+            relative = paths.relpath(where, await workspace.working_dir())
+            forms: list[tuple[str, WorkspaceCommand, bool]] = [(relative, platform_argv(PWD_ARGV), False)]
+            if current_platform() == 'posix':
+                forms.append((where, 'pwd -P', True))
+            for cwd, command, shell in forms:
                 result = await workspace.run(command, shell=shell, cwd=cwd)
-                assert result.stdout == expected, f'with cwd={cwd!r} the command ran in {result.stdout!r}'
+                assert lines(result.stdout) == expected, f'with cwd={cwd!r} the command ran in {result.stdout!r}'
 
     @rule(area='commands', requires=['commands'], upstream=True, timeout=60, must='B14')
     async def test_timeout_raises_workspace_timeout_error(self, backend: WorkspaceBackend) -> None:
@@ -354,7 +369,7 @@ class CommandRules:
         """An argv program that exists but is not executable is a result with exit code 126, as in `sh`."""
         commands = commands_of(backend)
         async with scratch(workspace_of(backend)) as root:
-            program = posixpath.join(root, 'not-executable')
+            program = paths.join(root, 'not-executable')
             await _write_script(commands, program, 'exit 0', mode='644')
             result = await commands.run([program])
             assert result.exit_code == 126, f'running a file without execute permission gave {_describe(result)}'
@@ -372,16 +387,17 @@ class CommandRules:
             f'the timeout error held stdout {caught.stdout!r} and stderr {caught.stderr!r}'
         )
 
-    @rule(area='commands', requires=['commands'], since='0.2.0', must='B16')
+    @rule(area='commands', requires=['commands'], since='0.2.0', must='B16', platforms=BOTH)
     async def test_invalid_timeouts_raise_value_error(self, backend: WorkspaceBackend) -> None:
         """A timeout that is 0, negative, NaN or infinite raises `ValueError`; a non-number raises it or `TypeError`."""
         commands = commands_of(backend)
+        argv = platform_argv(EXIT_0_ARGV)
         for value in (0, 0.0, -1, -0.5, math.nan, math.inf, -math.inf):
-            with expect_error(ValueError, f"run(['sh', '-c', 'exit 0'], timeout={value!r})"):
-                await commands.run(['sh', '-c', 'exit 0'], timeout=value)
+            with expect_error(ValueError, f'run({argv!r}, timeout={value!r})'):
+                await commands.run(argv, timeout=value)
         text: Any = '1'
-        with expect_error((ValueError, TypeError), "run(['sh', '-c', 'exit 0'], timeout='1')"):
-            await commands.run(['sh', '-c', 'exit 0'], timeout=text)
+        with expect_error((ValueError, TypeError), f"run({argv!r}, timeout='1')"):
+            await commands.run(argv, timeout=text)
 
     @rule(area='commands', requires=['commands', 'posix_shell'], since='0.2.0')
     async def test_an_unreached_timeout_returns_the_result(self, backend: WorkspaceBackend) -> None:
@@ -525,11 +541,16 @@ class CommandRules:
                 f'including {strangers[:3]!r}'
             )
 
-    @rule(area='commands', requires=['commands'], since='0.2.0', must='B31')
+    @rule(area='commands', requires=['commands'], since='0.2.0', must='B31', platforms=BOTH)
     async def test_result_fields_have_the_declared_types(self, backend: WorkspaceBackend) -> None:
         """A `CommandResult` carries `exit_code` as an `int` (not a `bool`) and `stdout` and `stderr` as `str`."""
         commands = commands_of(backend)
-        for command in (['sh', '-c', 'exit 0'], ['sh', '-c', 'printf x; printf y >&2; exit 1']):
+        failing = (
+            ['cmd', '/c', 'exit 1']
+            if current_platform() == 'windows'
+            else ['sh', '-c', 'printf x; printf y >&2; exit 1']
+        )
+        for command in (platform_argv(EXIT_0_ARGV), failing):
             result = await commands.run(command)
             types = tuple(type(value).__name__ for value in (result.exit_code, result.stdout, result.stderr))
             assert types == ('int', 'str', 'str'), f'{command!r} gave (exit_code, stdout, stderr) of types {types}'
@@ -574,9 +595,9 @@ class CommandRules:
         """An argv program given as a relative path (`./dir/tool`) is found from `working_dir()`."""
         commands = commands_of(backend)
         async with scratch(workspace_of(backend)) as root:
-            program = posixpath.join(root, 'run-me')
+            program = paths.join(root, 'run-me')
             await _write_script(commands, program, 'printf ran-relative', mode='755')
-            relative = './' + posixpath.relpath(program, await backend.working_dir())
+            relative = './' + paths.relpath(program, await backend.working_dir())
             result = await commands.run([relative])
         assert (result.exit_code, result.stdout) == (0, 'ran-relative'), (
             f'running {relative!r} gave {_describe(result)}'

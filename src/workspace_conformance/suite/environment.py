@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Awaitable, Callable
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart
@@ -22,6 +21,7 @@ from ..authoring import (
     environment_of,
     expect_error,
     leaked,
+    paths,
     rule,
     runners_canary,
     supplied,
@@ -120,16 +120,16 @@ class EnvironmentRules:
         backend = destructive_backend()
         workspace = Workspace(backend)
         root = await workspace.working_dir()
-        path = posixpath.join(root, 'written-before-destroy')
+        path = paths.join(root, 'written-before-destroy')
         await workspace.write_bytes(path, b'gone')
         await destroy_environment(backend)
         operations: dict[str, Callable[[], Awaitable[object]]] = {
             'read_bytes': lambda: workspace.read_bytes(path),
-            'write_bytes': lambda: workspace.write_bytes(posixpath.join(root, 'written-after-destroy'), b'x'),
+            'write_bytes': lambda: workspace.write_bytes(paths.join(root, 'written-after-destroy'), b'x'),
             'list_dir': lambda: workspace.list_dir(root),
             'stat': lambda: workspace.stat(path),
             'exists': lambda: workspace.exists(path),
-            'make_dir': lambda: workspace.make_dir(posixpath.join(root, 'made-after-destroy')),
+            'make_dir': lambda: workspace.make_dir(paths.join(root, 'made-after-destroy')),
             'remove': lambda: workspace.remove(path),
         }
         for name, operation in operations.items():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import posixpath
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable
@@ -20,10 +19,15 @@ from pydantic_ai.workspaces import (
 )
 
 from ..authoring import (
+    PWD_ARGV,
     SCRATCH_PREFIX,
     commands_of,
+    current_platform,
     current_run,
     expect_error,
+    lines,
+    paths,
+    platform_argv,
     rule,
     safe_str,
     scratch,
@@ -123,11 +127,11 @@ class LifecycleRules:
         """`working_dir()` is absolute and normalized, and is the directory commands start in (`pwd -P`)."""
         working_dir = await backend.working_dir()
         assert isinstance(working_dir, str), f'working_dir() returned {type(working_dir).__name__}'
-        assert posixpath.isabs(working_dir), f'working_dir() returned the relative path {working_dir!r}'
-        assert posixpath.normpath(working_dir) == working_dir, f'working_dir() {working_dir!r} is not normalized'
+        assert paths.isabs(working_dir), f'working_dir() returned the relative path {working_dir!r}'
+        assert paths.normpath(working_dir) == working_dir, f'working_dir() {working_dir!r} is not normalized'
         if isinstance(backend, SupportsCommands):
-            result = await backend.run(['sh', '-c', 'pwd -P'])
-            assert result.stdout == f'{working_dir}\n', (
+            result = await backend.run(platform_argv(PWD_ARGV))  # `cmd /d /c cd` on a 'windows' workspace
+            assert lines(result.stdout) == f'{working_dir}\n', (
                 f'commands start in {result.stdout!r}, but working_dir() is {working_dir!r}'
             )
 
@@ -180,7 +184,7 @@ class LifecycleRules:
         attach_backend = supplied(attach_backend, 'attach')
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            path = posixpath.join(root, 'written-before-attach')
+            path = paths.join(root, 'written-before-attach')
             payload = f'reached {uuid.uuid4().hex}'.encode()
             await workspace.write_bytes(path, payload)
             ref = backend.ref
@@ -188,7 +192,7 @@ class LifecycleRules:
             attached = attach_backend(ref)
             data = await Workspace(attached).read_bytes(path)
             assert data == payload, f'the attached backend read {data!r}, expected {payload!r}'
-            if isinstance(attached, SupportsCommands):
+            if isinstance(attached, SupportsCommands) and current_platform() == 'posix':
                 result = await attached.run(['cat', path])
                 assert result.stdout == payload.decode(), f'`cat` on the attached backend printed {result.stdout!r}'
             assert attached.ref == ref, f'attaching by {ref!r} left the backend with the ref {attached.ref!r}'
@@ -208,7 +212,7 @@ class LifecycleRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         root = await backend.working_dir()
-        marker = posixpath.join(root, f'{SCRATCH_PREFIX}running-{uuid.uuid4().hex[:12]}')
+        marker = paths.join(root, f'{SCRATCH_PREFIX}running-{uuid.uuid4().hex[:12]}')
         outcome: list[BaseException | str] = []
 
         async def run_until_destroyed() -> None:
@@ -366,11 +370,11 @@ class LifecycleRules:
         """An operation that raises a path-level error such as `FileNotFoundError` leaves the ref unchanged."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            kept = posixpath.join(root, 'kept')
+            kept = paths.join(root, 'kept')
             await workspace.write_bytes(kept, b'kept')
             ref = backend.ref
             assert ref is not None, 'the backend had no ref after writing a file'
-            missing = posixpath.join(root, 'missing')
+            missing = paths.join(root, 'missing')
             for name in ('read_bytes', 'stat', 'list_dir'):
                 with expect_error(FileNotFoundError, f'{name}({missing!r})'):
                     await getattr(workspace, name)(missing)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import posixpath
 import shlex
 from collections.abc import Awaitable, Callable
 
 import anyio
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceBackend, WorkspaceRef
 
-from ..authoring import commands_of, current_run, lacking, rule, scratch, supplied, wait_until, workspace_of
+from ..authoring import commands_of, current_run, lacking, paths, rule, scratch, supplied, wait_until, workspace_of
 from ._timeouts import timed_out_once_started
 
 __all__ = ('WAIT_FOR_RELEASE', 'ProcessRules')
@@ -122,7 +121,7 @@ class ProcessRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            release, finished = posixpath.join(root, 'release'), posixpath.join(root, 'finished')
+            release, finished = paths.join(root, 'release'), paths.join(root, 'finished')
             try:
                 bound = current_run().seconds(30)
                 with anyio.move_on_after(bound) as waited:
@@ -145,7 +144,7 @@ class ProcessRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            pid_file = posixpath.join(root, 'pid')
+            pid_file = paths.join(root, 'pid')
             async with anyio.create_task_group() as group:
                 group.start_soon(
                     commands.run,
@@ -184,7 +183,7 @@ class ProcessRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            release, finished, started = (posixpath.join(root, name) for name in ('release', 'finished', 'started'))
+            release, finished, started = (paths.join(root, name) for name in ('release', 'finished', 'started'))
             try:
                 await _launch_detached(commands, release, finished, started)
                 ref = backend.ref
@@ -205,7 +204,7 @@ class ProcessRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            pid_file = posixpath.join(root, 'pid')
+            pid_file = paths.join(root, 'pid')
             await _expect_stopped(
                 commands,
                 lambda: _timed_out_pid(
@@ -224,7 +223,7 @@ class ProcessRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            pid_file = posixpath.join(root, 'child-pid')
+            pid_file = paths.join(root, 'child-pid')
             await _expect_stopped(
                 commands,
                 lambda: _timed_out_pid(
@@ -247,7 +246,7 @@ class ProcessRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            pid_file = posixpath.join(root, 'child-pid')
+            pid_file = paths.join(root, 'child-pid')
 
             async def cancelled() -> str:
                 async with anyio.create_task_group() as group:
@@ -269,7 +268,7 @@ class ProcessRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            release, finished = posixpath.join(root, 'release'), posixpath.join(root, 'finished')
+            release, finished = paths.join(root, 'release'), paths.join(root, 'finished')
             try:
                 bound = current_run().seconds(10)
                 with anyio.move_on_after(bound) as waited:
@@ -300,7 +299,7 @@ class ProcessRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            pid_file = posixpath.join(root, 'child-pid')
+            pid_file = paths.join(root, 'child-pid')
             script = 'sleep 0.5 >/dev/null 2>&1 & echo $! > "$1"; exec >/dev/null 2>&1; wait; exit 5'
             pid = None
             try:
@@ -321,7 +320,7 @@ class ProcessRules:
         commands = commands_of(backend)
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            release, finished, started = (posixpath.join(root, name) for name in ('release', 'finished', 'started'))
+            release, finished, started = (paths.join(root, name) for name in ('release', 'finished', 'started'))
             try:
                 await _launch_detached(commands, release, finished, started)
                 await workspace.write_bytes(release, b'go')

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -15,26 +14,28 @@ from .. import strategies
 from ..authoring import (
     call_in_loop,
     commands_of,
+    current_platform,
     gather,
+    paths,
     profile_settings,
     rule,
     run_in_worker,
     scratch,
     workspace_of,
 )
-from ..strategies import TRICKY_NAMES, TRICKY_PAYLOADS
+from ..strategies import TRICKY_NAMES, TRICKY_PAYLOADS, windows_name
 
 __all__ = ('PropertyRules',)
 
 
 async def _names_round_trip(workspace: Workspace, root: str, cases: list[tuple[str, bytes]]) -> None:
     """Each (name, data) in a folder of its own: all written at once, then all listed, stat'ed and read at once."""
-    paths = [posixpath.join(root, uuid.uuid4().hex[:8], name) for name, _ in cases]
-    await gather(*(workspace.write_bytes(path, data) for path, (_, data) in zip(paths, cases, strict=True)))
+    files = [paths.join(root, uuid.uuid4().hex[:8], name) for name, _ in cases]
+    await gather(*(workspace.write_bytes(path, data) for path, (_, data) in zip(files, cases, strict=True)))
     seen = await gather(
         *(
-            gather(workspace.list_dir(posixpath.dirname(path)), workspace.stat(path), workspace.read_bytes(path))
-            for path in paths
+            gather(workspace.list_dir(paths.dirname(path)), workspace.stat(path), workspace.read_bytes(path))
+            for path in files
         )
     )
     for (name, data), (listing, entry, back) in zip(cases, seen, strict=True):
@@ -46,9 +47,9 @@ async def _names_round_trip(workspace: Workspace, root: str, cases: list[tuple[s
 
 async def _payloads_round_trip(workspace: Workspace, root: str, payloads: list[bytes]) -> None:
     """Each payload in a file of its own: all written at once, then all read back and stat'ed at once."""
-    paths = [posixpath.join(root, f'{uuid.uuid4().hex[:8]}.bin') for _ in payloads]
-    await gather(*(workspace.write_bytes(path, data) for path, data in zip(paths, payloads, strict=True)))
-    seen = await gather(*(gather(workspace.read_bytes(path), workspace.stat(path)) for path in paths))
+    files = [paths.join(root, f'{uuid.uuid4().hex[:8]}.bin') for _ in payloads]
+    await gather(*(workspace.write_bytes(path, data) for path, data in zip(files, payloads, strict=True)))
+    seen = await gather(*(gather(workspace.read_bytes(path), workspace.stat(path)) for path in files))
     for data, (back, entry) in zip(payloads, seen, strict=True):
         assert back == data, f'wrote {len(data)} bytes {data[:40]!r}, read back {len(back)} bytes {back[:40]!r}'
         assert entry.size in (None, len(data)), f'stat gave size {entry.size} for {len(data)} bytes'
@@ -56,21 +57,21 @@ async def _payloads_round_trip(workspace: Workspace, root: str, payloads: list[b
 
 async def _paths_round_trip(workspace: Workspace, root: str, relatives: list[str]) -> None:
     """Each relative path under a folder of its own: all written at once, then all checked, read and listed at once."""
-    paths = [posixpath.join(root, uuid.uuid4().hex[:8], relative) for relative in relatives]
+    files = [paths.join(root, uuid.uuid4().hex[:8], relative) for relative in relatives]
     await gather(
-        *(workspace.write_bytes(path, relative.encode()) for path, relative in zip(paths, relatives, strict=True))
+        *(workspace.write_bytes(path, relative.encode()) for path, relative in zip(files, relatives, strict=True))
     )
     seen = await gather(
         *(
-            gather(workspace.exists(path), workspace.read_bytes(path), workspace.list_dir(posixpath.dirname(path)))
-            for path in paths
+            gather(workspace.exists(path), workspace.read_bytes(path), workspace.list_dir(paths.dirname(path)))
+            for path in files
         )
     )
-    for path, relative, (exists, back, listing) in zip(paths, relatives, seen, strict=True):
+    for path, relative, (exists, back, listing) in zip(files, relatives, seen, strict=True):
         assert exists, f'{relative!r} does not exist after it was written'
         assert back == relative.encode(), f'{relative!r} read back other bytes'
         listed = [entry.name for entry in listing]
-        assert listed == [posixpath.basename(path)], f'the directory of {relative!r} listed {listed!r}'
+        assert listed == [paths.basename(path)], f'the directory of {relative!r} listed {listed!r}'
 
 
 def _with_examples(test: Callable[..., None], cases: list[dict[str, Any]]) -> Callable[..., None]:
@@ -85,18 +86,24 @@ class PropertyRules:
 
     @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180, must='F09')
     async def test_generated_names_round_trip(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
-        """Any POSIX file name is written, listed, stat'ed and read back exactly, byte for byte."""
+        """Any POSIX file name is written, listed, stat'ed and read back exactly, byte for byte.
+
+        On a 'windows' workspace, any name Windows keeps as written (`strategies.windows_name`).
+        """
         workspace = workspace_of(backend)
+        platform = current_platform()
         async with scratch(workspace) as root:
 
             @profile_settings(conformance_profile)
             @given(
-                cases=st.lists(st.tuples(strategies.names(), strategies.payloads(max_size=64)), min_size=1, max_size=4)
+                cases=st.lists(
+                    st.tuples(strategies.names(platform), strategies.payloads(max_size=64)), min_size=1, max_size=4
+                )
             )
             def names_round_trip(cases: list[tuple[str, bytes]]) -> None:
                 call_in_loop(_names_round_trip, workspace, root, cases)
 
-            tricky = [(name, b'x') for name in TRICKY_NAMES]
+            tricky = [(name, b'x') for name in TRICKY_NAMES if platform == 'posix' or windows_name(name)]
             await run_in_worker(_with_examples(names_round_trip, [{'cases': tricky}]))
 
     @rule(area='properties', requires=['filesystem'], since='0.2.0', timeout=180, must='B33')
@@ -116,10 +123,13 @@ class PropertyRules:
     async def test_generated_nested_paths_round_trip(self, backend: WorkspaceBackend, conformance_profile: str) -> None:
         """A write to any relative nested path creates its parents, and the file exists, reads and lists there."""
         workspace = workspace_of(backend)
+        platform = current_platform()
         async with scratch(workspace) as root:
 
             @profile_settings(conformance_profile)
-            @given(relatives=st.lists(strategies.relative_paths(max_depth=4), min_size=1, max_size=3))
+            @given(
+                relatives=st.lists(strategies.relative_paths(max_depth=4, platform=platform), min_size=1, max_size=3)
+            )
             def paths_round_trip(relatives: list[str]) -> None:
                 call_in_loop(_paths_round_trip, workspace, root, relatives)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -21,6 +20,7 @@ from ..authoring import (
     call_in_loop,
     current_run,
     gather,
+    paths,
     profile_settings,
     rule,
     run_in_worker,
@@ -139,7 +139,7 @@ class FileOperations(RuleBasedStateMachine):
             return
         self.folder = uuid.uuid4().hex[:8]
         # An error here would end this program but not a replay of it: the first step finds the folder missing.
-        call_in_loop(_attempt, self.subject.make_dir, posixpath.join(self.subject_root, self.folder))
+        call_in_loop(_attempt, self.subject.make_dir, paths.join(self.subject_root, self.folder))
         # A program's folder stays until the rule's scratch directory goes: removing it would cost a round trip.
 
     @step(operations=OPERATIONS)
@@ -163,15 +163,15 @@ class FileOperations(RuleBasedStateMachine):
     def _compare_all(self, operations: list[tuple[str, str, bytes]]) -> None:
         for _ in operations:
             self.budget.charge()
-        here = posixpath.join(self.subject_root, self.folder)
+        here = paths.join(self.subject_root, self.folder)
         calls = [
-            (getattr(self.subject, name), posixpath.join(here, path), *_arguments(name, data))
+            (getattr(self.subject, name), paths.join(here, path), *_arguments(name, data))
             for name, path, data in operations
         ]
         mine = call_in_loop(_attempt_all, calls)
         for (name, path, data), got in zip(operations, mine, strict=True):
             model = call_in_loop(
-                _attempt, getattr(self.model, name), posixpath.join('/model', path), *_arguments(name, data)
+                _attempt, getattr(self.model, name), paths.join('/model', path), *_arguments(name, data)
             )
             _check(name, path, got, model)
 
@@ -223,7 +223,7 @@ class StatefulRules:
         chosen = settings(profile_settings(conformance_profile), report_multiple_bugs=False)
         async with scratch(workspace) as root:
             folders = [uuid.uuid4().hex[:8] for _ in range(chosen.max_examples + EXTRA_FOLDERS)]
-            await gather(*(workspace.make_dir(posixpath.join(root, folder)) for folder in folders))
+            await gather(*(workspace.make_dir(paths.join(root, folder)) for folder in folders))
             attributes = {'subject': workspace, 'subject_root': root, 'budget': budget, 'folders': folders}
             machine = type('FileOperations', (FileOperations,), attributes)
             try:

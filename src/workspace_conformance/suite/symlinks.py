@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import posixpath
 import uuid
 from collections.abc import Iterable
 
 import anyio
 from pydantic_ai.workspaces import SupportsCommands, SupportsRealpath, Workspace, WorkspaceBackend
 
-from ..authoring import MakeSymlink, current_run, make_link, rule, scratch, skip, workspace_of
+from ..authoring import MakeSymlink, current_run, make_link, paths, rule, scratch, skip, workspace_of
 
 __all__ = ('SymlinkRules',)
 
@@ -24,9 +23,9 @@ class SymlinkRules:
         """A symlink loop in a directory is listed as a non-directory entry; it does not break `list_dir`."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            await make_link(backend, make_symlink, 'ouroboros', posixpath.join(root, 'ouroboros'))
-            await make_link(backend, make_symlink, 'ping', posixpath.join(root, 'pong'))
-            await make_link(backend, make_symlink, 'pong', posixpath.join(root, 'ping'))
+            await make_link(backend, make_symlink, 'ouroboros', paths.join(root, 'ouroboros'))
+            await make_link(backend, make_symlink, 'ping', paths.join(root, 'pong'))
+            await make_link(backend, make_symlink, 'pong', paths.join(root, 'ping'))
             with anyio.move_on_after(current_run().seconds(30)) as waited:
                 listed = sorted((entry.name, entry.is_dir) for entry in await workspace.list_dir(root))
             assert not waited.cancelled_caught, 'list_dir of a directory holding symlink loops did not return'
@@ -41,24 +40,24 @@ class SymlinkRules:
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
             real = await workspace.realpath(root)
-            target, link = posixpath.join(root, 'target'), posixpath.join(root, 'link')
+            target, link = paths.join(root, 'target'), paths.join(root, 'link')
             await workspace.make_dir(target)
             await make_link(backend, make_symlink, target, link)
-            nest = posixpath.join(root, 'nest')
-            await workspace.make_dir(posixpath.join(nest, 'inner'))
+            nest = paths.join(root, 'nest')
+            await workspace.make_dir(paths.join(nest, 'inner'))
             for name, points_to in (('down', 'inner'), ('sideways', '../target'), ('loop-a', 'loop-b')):
-                await make_link(backend, make_symlink, points_to, posixpath.join(nest, name))
-            await make_link(backend, make_symlink, 'loop-a', posixpath.join(nest, 'loop-b'))
+                await make_link(backend, make_symlink, points_to, paths.join(nest, name))
+            await make_link(backend, make_symlink, 'loop-a', paths.join(nest, 'loop-b'))
             for path, expected in (
-                (posixpath.join(link, 'not-yet'), posixpath.join(real, 'target', 'not-yet')),
-                (posixpath.join(nest, 'down', 'leaf'), posixpath.join(real, 'nest', 'inner', 'leaf')),
-                (posixpath.join(nest, 'sideways', 'leaf'), posixpath.join(real, 'target', 'leaf')),
-                (posixpath.join(nest, 'down', '..'), posixpath.join(real, 'nest')),
-                (posixpath.join(nest, 'sideways', '..'), real),
+                (paths.join(link, 'not-yet'), paths.join(real, 'target', 'not-yet')),
+                (paths.join(nest, 'down', 'leaf'), paths.join(real, 'nest', 'inner', 'leaf')),
+                (paths.join(nest, 'sideways', 'leaf'), paths.join(real, 'target', 'leaf')),
+                (paths.join(nest, 'down', '..'), paths.join(real, 'nest')),
+                (paths.join(nest, 'sideways', '..'), real),
             ):
                 resolved = await workspace.realpath(path)
                 assert resolved == expected, f'realpath({path!r}) gave {resolved!r}, expected {expected!r}'
-            loop = posixpath.join(nest, 'loop-a', 'tail')
+            loop = paths.join(nest, 'loop-a', 'tail')
             with anyio.move_on_after(current_run().seconds(30)) as waited:
                 try:
                     through_loop: str | None = await workspace.realpath(loop)
@@ -66,7 +65,7 @@ class SymlinkRules:
                     through_loop = None
             assert not waited.cancelled_caught, f'realpath({loop!r}) through a symlink loop did not return'
             if through_loop is not None:
-                inside = posixpath.join(real, 'nest') + '/'
+                inside = paths.join(real, 'nest') + '/'
                 assert through_loop.startswith(inside), (
                     f'realpath through a loop gave {through_loop!r}, outside the directory holding the loop'
                 )
@@ -81,7 +80,7 @@ class SymlinkRules:
         """`write_bytes` to a symlink replaces its target's contents and keeps the link a link."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            target, link = posixpath.join(root, 'target'), posixpath.join(root, 'link')
+            target, link = paths.join(root, 'target'), paths.join(root, 'link')
             await workspace.write_bytes(target, b'before')
             await make_link(backend, make_symlink, target, link)
             await workspace.write_bytes(link, b'after, and longer')
@@ -98,7 +97,7 @@ class SymlinkRules:
         working_dir = await backend.working_dir()
         same = await backend.realpath(working_dir)
         assert same == working_dir, f'realpath of the working directory {working_dir!r} gave {same!r}'
-        missing = posixpath.join(working_dir, f'.workspace-conformance-missing-{uuid.uuid4().hex[:12]}', 'Child')
+        missing = paths.join(working_dir, f'.workspace-conformance-missing-{uuid.uuid4().hex[:12]}', 'Child')
         kept = await backend.realpath(missing)
         assert kept == missing, f'realpath of the missing path {missing!r} gave {kept!r}'
 
@@ -109,10 +108,10 @@ class SymlinkRules:
         """`remove` of a symlink deletes the link itself and leaves its target, a file or a directory, untouched."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            file_target, dir_target = posixpath.join(root, 'file-target'), posixpath.join(root, 'dir-target')
+            file_target, dir_target = paths.join(root, 'file-target'), paths.join(root, 'dir-target')
             await workspace.write_bytes(file_target, b'file target')
-            await workspace.write_bytes(posixpath.join(dir_target, 'kept'), b'kept inside')
-            file_link, dir_link = posixpath.join(root, 'file-link'), posixpath.join(root, 'dir-link')
+            await workspace.write_bytes(paths.join(dir_target, 'kept'), b'kept inside')
+            file_link, dir_link = paths.join(root, 'file-link'), paths.join(root, 'dir-link')
             await make_link(backend, make_symlink, 'file-target', file_link)
             await make_link(backend, make_symlink, dir_target, dir_link)
             await workspace.remove(file_link)
@@ -131,17 +130,17 @@ class SymlinkRules:
         """Removing a directory removes the links inside it, never the directories outside it that they point to."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            outside, tree = posixpath.join(root, 'outside'), posixpath.join(root, 'tree')
+            outside, tree = paths.join(root, 'outside'), paths.join(root, 'tree')
             precious = {'precious': b'precious', 'sub/deeper': b'deeper'}
             for name, data in precious.items():
-                await workspace.write_bytes(posixpath.join(outside, name), data)
-            await workspace.write_bytes(posixpath.join(tree, 'own', 'file'), b'own')
-            await make_link(backend, make_symlink, '../outside', posixpath.join(tree, 'relative-out'))
-            await make_link(backend, make_symlink, outside, posixpath.join(tree, 'own', 'absolute-out'))
+                await workspace.write_bytes(paths.join(outside, name), data)
+            await workspace.write_bytes(paths.join(tree, 'own', 'file'), b'own')
+            await make_link(backend, make_symlink, '../outside', paths.join(tree, 'relative-out'))
+            await make_link(backend, make_symlink, outside, paths.join(tree, 'own', 'absolute-out'))
             await workspace.remove(tree)
             assert not await workspace.exists(tree), f'{tree} still exists after remove'
             for name, data in precious.items():
-                path = posixpath.join(outside, name)
+                path = paths.join(outside, name)
                 assert await workspace.exists(path), (
                     f'removing {tree} deleted {path}, which a link inside it pointed to'
                 )
@@ -155,11 +154,11 @@ class SymlinkRules:
         """`make_dir` of a symlink to a directory succeeds like `mkdir -p`, and a path below it lands in the target."""
         workspace = workspace_of(backend)
         async with scratch(workspace) as root:
-            target, link = posixpath.join(root, 'target'), posixpath.join(root, 'link')
-            await workspace.write_bytes(posixpath.join(target, 'inside'), b'inside')
+            target, link = paths.join(root, 'target'), paths.join(root, 'link')
+            await workspace.write_bytes(paths.join(target, 'inside'), b'inside')
             await make_link(backend, make_symlink, 'target', link)
             await workspace.make_dir(link)
-            await workspace.make_dir(posixpath.join(link, 'made-through-link'))
+            await workspace.make_dir(paths.join(link, 'made-through-link'))
             names = sorted(entry.name for entry in await workspace.list_dir(target))
             assert names == ['inside', 'made-through-link'], (
                 f'after make_dir through the link the target held {names!r}'
@@ -175,7 +174,7 @@ class SymlinkRules:
         workspace = workspace_of(backend)
         data = b'thirty-seven bytes of target content!'
         async with scratch(workspace) as root:
-            target, link = posixpath.join(root, 'target.bin'), posixpath.join(root, 'link.bin')
+            target, link = paths.join(root, 'target.bin'), paths.join(root, 'link.bin')
             await workspace.write_bytes(target, data)
             await make_link(backend, make_symlink, 'target.bin', link)
             entry = await workspace.stat(link)
@@ -199,17 +198,17 @@ class SymlinkRules:
         workspace = _resolving_workspace(backend)
         async with scratch(workspace) as root:
             real = await workspace.realpath(root)
-            await make_link(backend, make_symlink, 'missing-target', posixpath.join(root, 'dangling'))
-            await make_link(backend, make_symlink, posixpath.join(root, 'gone', 'deeper'), posixpath.join(root, 'far'))
+            await make_link(backend, make_symlink, 'missing-target', paths.join(root, 'dangling'))
+            await make_link(backend, make_symlink, paths.join(root, 'gone', 'deeper'), paths.join(root, 'far'))
             await _expect_realpaths(
                 workspace,
                 (
-                    (posixpath.join(root, 'dangling'), posixpath.join(real, 'missing-target')),
+                    (paths.join(root, 'dangling'), paths.join(real, 'missing-target')),
                     (
-                        posixpath.join(root, 'dangling', 'child', 'leaf'),
-                        posixpath.join(real, 'missing-target', 'child', 'leaf'),
+                        paths.join(root, 'dangling', 'child', 'leaf'),
+                        paths.join(real, 'missing-target', 'child', 'leaf'),
                     ),
-                    (posixpath.join(root, 'far'), posixpath.join(real, 'gone', 'deeper')),
+                    (paths.join(root, 'far'), paths.join(real, 'gone', 'deeper')),
                 ),
             )
 
@@ -221,17 +220,17 @@ class SymlinkRules:
         workspace = _resolving_workspace(backend)
         async with scratch(workspace) as root:
             real = await workspace.realpath(root)
-            await workspace.make_dir(posixpath.join(root, 'final'))
-            await workspace.make_dir(posixpath.join(root, 'sub'))
+            await workspace.make_dir(paths.join(root, 'final'))
+            await workspace.make_dir(paths.join(root, 'sub'))
             for link, target in (('hop-3', 'final'), ('hop-2', 'hop-3'), ('hop-1', 'hop-2'), ('sub/hop-a', '../hop-1')):
-                await make_link(backend, make_symlink, target, posixpath.join(root, link))
-            final = posixpath.join(real, 'final')
+                await make_link(backend, make_symlink, target, paths.join(root, link))
+            final = paths.join(real, 'final')
             await _expect_realpaths(
                 workspace,
                 (
-                    (posixpath.join(root, 'hop-1'), final),
-                    (posixpath.join(root, 'hop-1', 'leaf'), posixpath.join(final, 'leaf')),
-                    (posixpath.join(root, 'sub', 'hop-a', 'leaf'), posixpath.join(final, 'leaf')),
+                    (paths.join(root, 'hop-1'), final),
+                    (paths.join(root, 'hop-1', 'leaf'), paths.join(final, 'leaf')),
+                    (paths.join(root, 'sub', 'hop-a', 'leaf'), paths.join(final, 'leaf')),
                 ),
             )
 
@@ -243,18 +242,16 @@ class SymlinkRules:
         workspace = _resolving_workspace(backend)
         async with scratch(workspace) as root:
             real = await workspace.realpath(root)
-            target = posixpath.join(real, 'target')
-            await workspace.make_dir(posixpath.join(target, 'inner'))
-            await make_link(backend, make_symlink, target, posixpath.join(root, 'absolute'))
-            await make_link(
-                backend, make_symlink, posixpath.join(root, 'absolute', 'inner'), posixpath.join(root, 'via')
-            )
+            target = paths.join(real, 'target')
+            await workspace.make_dir(paths.join(target, 'inner'))
+            await make_link(backend, make_symlink, target, paths.join(root, 'absolute'))
+            await make_link(backend, make_symlink, paths.join(root, 'absolute', 'inner'), paths.join(root, 'via'))
             await _expect_realpaths(
                 workspace,
                 (
-                    (posixpath.join(root, 'absolute'), target),
-                    (posixpath.join(root, 'absolute', 'leaf'), posixpath.join(target, 'leaf')),
-                    (posixpath.join(root, 'via', 'leaf'), posixpath.join(target, 'inner', 'leaf')),
+                    (paths.join(root, 'absolute'), target),
+                    (paths.join(root, 'absolute', 'leaf'), paths.join(target, 'leaf')),
+                    (paths.join(root, 'via', 'leaf'), paths.join(target, 'inner', 'leaf')),
                 ),
             )
 
@@ -266,16 +263,16 @@ class SymlinkRules:
         workspace = _resolving_workspace(backend)
         async with scratch(workspace) as root:
             real = await workspace.realpath(root)
-            await workspace.make_dir(posixpath.join(root, 'a', 'b'))
-            await workspace.make_dir(posixpath.join(root, 'c', 'd'))
-            link = posixpath.join(root, 'a', 'b', 'link')
+            await workspace.make_dir(paths.join(root, 'a', 'b'))
+            await workspace.make_dir(paths.join(root, 'c', 'd'))
+            link = paths.join(root, 'a', 'b', 'link')
             await make_link(backend, make_symlink, '../../c/d', link)
             await _expect_realpaths(
                 workspace,
                 (
-                    (posixpath.join(link, '..'), posixpath.join(real, 'c')),
-                    (posixpath.join(link, '..', 'missing'), posixpath.join(real, 'c', 'missing')),
-                    (posixpath.join(link, '..', '..', 'a'), posixpath.join(real, 'a')),
+                    (paths.join(link, '..'), paths.join(real, 'c')),
+                    (paths.join(link, '..', 'missing'), paths.join(real, 'c', 'missing')),
+                    (paths.join(link, '..', '..', 'a'), paths.join(real, 'a')),
                 ),
             )
 
@@ -288,16 +285,16 @@ class SymlinkRules:
         async with scratch(workspace) as root:
             real = await workspace.realpath(root)
             working_dir = await workspace.working_dir()
-            relative = posixpath.relpath(root, working_dir)
-            await workspace.make_dir(posixpath.join(root, 'sub', 'target'))
-            await make_link(backend, make_symlink, 'target', posixpath.join(root, 'sub', 'link'))
+            relative = paths.relpath(root, working_dir)
+            await workspace.make_dir(paths.join(root, 'sub', 'target'))
+            await make_link(backend, make_symlink, 'target', paths.join(root, 'sub', 'link'))
             await _expect_realpaths(
                 workspace,
                 (
                     ('.', working_dir),
                     (relative, real),
-                    (f'{relative}/sub/link', posixpath.join(real, 'sub', 'target')),
-                    (f'{relative}/sub/link/leaf', posixpath.join(real, 'sub', 'target', 'leaf')),
+                    (f'{relative}/sub/link', paths.join(real, 'sub', 'target')),
+                    (f'{relative}/sub/link/leaf', paths.join(real, 'sub', 'target', 'leaf')),
                 ),
             )
 
@@ -309,24 +306,22 @@ class SymlinkRules:
         workspace = _resolving_workspace(backend)
         async with scratch(workspace) as root:
             real = await workspace.realpath(root)
-            await workspace.make_dir(posixpath.join(root, 'dir'))
-            await make_link(backend, make_symlink, 'dir', posixpath.join(root, 'link'))
+            await workspace.make_dir(paths.join(root, 'dir'))
+            await make_link(backend, make_symlink, 'dir', paths.join(root, 'link'))
             cases = (
                 (f'{root}/', real),
-                (f'{root}//x//y/', posixpath.join(real, 'x', 'y')),
-                (f'{root}/./x/.', posixpath.join(real, 'x')),
-                (f'{root}/x/../y', posixpath.join(real, 'y')),
-                (f'{root}//link/./', posixpath.join(real, 'dir')),
-                (f'{root}/link/.//leaf/', posixpath.join(real, 'dir', 'leaf')),
+                (f'{root}//x//y/', paths.join(real, 'x', 'y')),
+                (f'{root}/./x/.', paths.join(real, 'x')),
+                (f'{root}/x/../y', paths.join(real, 'y')),
+                (f'{root}//link/./', paths.join(real, 'dir')),
+                (f'{root}/link/.//leaf/', paths.join(real, 'dir', 'leaf')),
             )
             for path, _ in cases:
                 resolved = await workspace.realpath(path)
-                assert isinstance(resolved, str) and posixpath.isabs(resolved), (
+                assert isinstance(resolved, str) and paths.isabs(resolved), (
                     f'realpath({path!r}) gave {resolved!r}, not an absolute path'
                 )
-                assert posixpath.normpath(resolved) == resolved, (
-                    f'realpath({path!r}) gave the unnormalized {resolved!r}'
-                )
+                assert paths.normpath(resolved) == resolved, f'realpath({path!r}) gave the unnormalized {resolved!r}'
             await _expect_realpaths(workspace, cases)
 
     @rule(area='symlinks', requires=['filesystem', 'ln'], since='0.2.0', must='B40')
@@ -337,8 +332,8 @@ class SymlinkRules:
         workspace = _resolving_workspace(backend)
         async with scratch(workspace) as root:
             real = await workspace.realpath(root)
-            await workspace.make_dir(posixpath.join(root, 'one'))
-            await workspace.make_dir(posixpath.join(root, 'two'))
+            await workspace.make_dir(paths.join(root, 'one'))
+            await workspace.make_dir(paths.join(root, 'two'))
             for link, target in (
                 ('self', 'self'),
                 ('ping', 'pong'),
@@ -346,10 +341,10 @@ class SymlinkRules:
                 ('one/across', '../two/across'),
                 ('two/across', '../one/across'),
             ):
-                await make_link(backend, make_symlink, target, posixpath.join(root, link))
+                await make_link(backend, make_symlink, target, paths.join(root, link))
             bound = current_run().seconds(10)
             for name in ('self', 'ping', 'one/across'):
-                path = posixpath.join(root, name, 'tail')
+                path = paths.join(root, name, 'tail')
                 with anyio.move_on_after(bound) as waited:
                     try:
                         resolved: str | None = await workspace.realpath(path)

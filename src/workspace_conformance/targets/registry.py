@@ -15,6 +15,7 @@ from .local import local_target
 from .local_shell import LOCAL_SHELL
 from .microvm import BOXLITE, SMOL
 from .ssh import SSH
+from .windows import MEMORY_WINDOWS, WINDOWS
 
 __all__ = ('NAMED_TARGETS', 'TargetStatus', 'target_statuses')
 
@@ -33,6 +34,7 @@ NAMED_TARGETS: dict[str, NamedTarget] = {
     target.name: target
     for target in (
         *(LOCAL, LOCAL_SHELL, MEMORY, PROVIDER, DOCKER, PODMAN, SSH, BUBBLEWRAP, BOXLITE, SMOL),
+        *(WINDOWS, MEMORY_WINDOWS),
         *(E2B, MODAL, DAYTONA, SPRITES, E2B_LOCAL),
     )
 }

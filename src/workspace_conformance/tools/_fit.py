@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import WorkspaceReadOnlyError
 
+from ..authoring import error_chain
+
 if TYPE_CHECKING:
     from pydantic_ai.tools import ToolDefinition
 
@@ -61,20 +63,6 @@ def noted_uses() -> Iterator[list[str]]:
         _USES.reset(token)
 
 
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    """`error` and every error it was raised from or while handling, each once."""
-    seen: set[int] = set()
-    pending: list[BaseException] = [error]
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        pending += [linked for linked in (current.__cause__, current.__context__) if linked is not None]
-        pending += [inner for inner in getattr(current, 'exceptions', ()) if isinstance(inner, BaseException)]
-
-
 def refusal(errors: Sequence[BaseException], *, commands: bool, read_only: bool) -> str | None:
     """What the workspace refused that a call's errors show it met: `read-only`, `commands`, or None.
 
@@ -83,7 +71,7 @@ def refusal(errors: Sequence[BaseException], *, commands: bool, read_only: bool)
     it (a `ModelRetry` raised while handling it, or the run ending).
     """
     for error in errors:
-        for link in _chain(error):
+        for link in error_chain(error):
             if read_only and isinstance(link, WorkspaceReadOnlyError):
                 return 'read-only'
             if not commands and isinstance(link, UserError):

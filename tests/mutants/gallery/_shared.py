@@ -82,9 +82,9 @@ async def _drain(stream: anyio.abc.ByteReceiveStream | None, into: bytearray) ->
 
 
 class InterceptsRun(TakesRunCalls, LocalWorkspaceBackend):
-    """`LocalWorkspaceBackend` whose `run` hands each call to `_run`: a command mutant overrides only that."""
+    """`LocalWorkspaceBackend` whose `run` hands each call to `_take_run`: a command mutant overrides only that."""
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         return await self._forward(call)
 
     async def _forward(self, call: RunCall) -> CommandResult:
@@ -98,7 +98,7 @@ class RewritesCommands(InterceptsRun):
     def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
         return command
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         return await self._forward(dataclasses.replace(call, command=self._rewrite_command(call.command, call.shell)))
 
 
@@ -108,7 +108,7 @@ class RewritesResults(InterceptsRun):
     def _rewrite_result(self, result: CommandResult) -> CommandResult:
         return result
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         return self._rewrite_result(await self._forward(call))
 
 
@@ -132,7 +132,7 @@ class HandRolled(InterceptsRun):
             returncode = await process.wait()
         return returncode
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         validate_timeout(call.timeout)
         _check_form(call.command, call.shell)
         process = await anyio.open_process(

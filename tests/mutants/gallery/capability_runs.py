@@ -44,11 +44,19 @@ capability_mutant(
 
 @dataclass
 class EnsuresItsSandbox(LocalWorkspace[Any]):
-    """Makes sure the run is in its own directory by putting it on the run context in `for_run`."""
+    """Makes sure the run is in its own directory: on the run context in `for_run`, and when the run's is prepared.
+
+    Before pydantic-ai 2.78 the run kept what `for_run` put on its context; from 2.78 a tool's context is built
+    afresh from the selected workspace, which every capability prepares (`_prepare_workspace`, as the durable ones
+    route calls through their units), so that is where the same bug lives there.
+    """
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractCapability[Any]:
         ctx.workspace = Workspace(LocalWorkspaceBackend(self.working_dir))
         return self
+
+    def _prepare_workspace(self, ctx: RunContext[Any], workspace: Workspace, *, explicit: bool) -> Workspace:
+        return Workspace(LocalWorkspaceBackend(self.working_dir))
 
 
 capability_mutant(
@@ -58,7 +66,7 @@ capability_mutant(
         'agent_override_beats_every_other_choice',
         'a_callers_unavailable_workspace_is_final',
     ],
-    bug='for_run assigns its own directory to ctx.workspace, replacing a workspace the caller or an override chose.',
+    bug='The capability puts its own directory on the run, replacing a workspace the caller or an override chose.',
     build=_local(EnsuresItsSandbox),
 )
 

@@ -34,7 +34,7 @@ from ._shared import HandRolled, InterceptsRun, RewritesCommands, RewritesResult
     bug='run() guesses the form: a string without shell=True goes through the shell, an argv with it is joined.',
 )
 class GuessesTheCommandForm(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         if isinstance(call.command, str):
             call = dataclasses.replace(call, shell=True)
         elif call.shell:
@@ -123,7 +123,7 @@ class RaisesOnNonZeroExit(RewritesResults):
     bug="The spawn's FileNotFoundError for a missing argv program escapes run() instead of becoming exit 127.",
 )
 class RaisesForAMissingProgram(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         command = call.command
         if not isinstance(command, str) and command and '/' not in command[0]:
             path = _command_env(call.env).get('PATH')
@@ -138,7 +138,7 @@ class RaisesForAMissingProgram(InterceptsRun):
     bug="An argv is sent to the provider's exec API as ' '.join(argv), so the remote shell splits and expands it.",
 )
 class JoinsArgvUnquoted(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         if not isinstance(call.command, str):
             call = dataclasses.replace(call, command=' '.join(call.command), shell=True)
         return await self._forward(call)
@@ -160,7 +160,7 @@ class RunsOnlyTheLastLine(RewritesCommands):
     bug='A timed-out command is reported like `timeout(1)` does, as exit code 124, instead of raising.',
 )
 class TimeoutIsAnExitCode(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         try:
             return await self._forward(call)
         except WorkspaceTimeoutError as error:
@@ -169,7 +169,7 @@ class TimeoutIsAnExitCode(InterceptsRun):
 
 @breaks(kills=['env_is_added'], bug='run() accepts env= but never passes it to the process it starts.')
 class IgnoresEnv(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         return await self._forward(dataclasses.replace(call, env=None))
 
 
@@ -200,7 +200,7 @@ class EnvSticksToTheBackend(InterceptsRun):
         super().__init__(working_dir)
         self._sticky: dict[str, str] = {}
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         self._sticky.update(call.env or {})
         return await self._forward(dataclasses.replace(call, env=self._sticky))
 
@@ -210,7 +210,7 @@ class EnvSticksToTheBackend(InterceptsRun):
     bug='env= travels as a line-based env file (like `docker --env-file`): values lose all but their first line.',
 )
 class EnvThroughAnEnvFile(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         # What a line-based KEY=VALUE env file carries: one line per variable, and no empty values.
         if call.env is not None:
             call = dataclasses.replace(
@@ -243,7 +243,7 @@ class SignalDeathIsANegativeCode(HandRolled):
     bug="The spawn's PermissionError for an argv program without execute permission escapes instead of exit 126.",
 )
 class RaisesForANonExecutableProgram(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         if not isinstance(call.command, str) and call.command and os.path.isabs(call.command[0]):
             program = call.command[0]
             if await _blocking(lambda: os.path.isfile(program) and not os.access(program, os.X_OK)):
@@ -257,7 +257,7 @@ class RaisesForANonExecutableProgram(InterceptsRun):
     bug='A timeout raises WorkspaceTimeoutError without the output read so far, which the backend throws away.',
 )
 class TimeoutDropsPartialOutput(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         try:
             return await self._forward(call)
         except WorkspaceTimeoutError as error:
@@ -269,7 +269,7 @@ class TimeoutDropsPartialOutput(InterceptsRun):
     bug='A timeout of 0, a negative one, NaN or infinity silently means "no timeout", and a string is converted.',
 )
 class AcceptsAnyTimeout(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         # `if timeout:` style handling: anything that is not a usable positive number means "no timeout".
         value = float(call.timeout) if call.timeout is not None else None
         if value is not None and not (math.isfinite(value) and value > 0):
@@ -282,7 +282,7 @@ class AcceptsAnyTimeout(InterceptsRun):
     bug='timeout= is handed to a provider field that counts milliseconds, so a 30 s timeout fires after 30 ms.',
 )
 class TimeoutInMilliseconds(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         timeout = None if call.timeout is None else call.timeout / 1000
         return await self._forward(dataclasses.replace(call, timeout=timeout))
 
@@ -292,7 +292,7 @@ class TimeoutInMilliseconds(InterceptsRun):
     bug="Output past the backend's cap is cut to what was kept and returned as a successful result.",
 )
 class OutputCapTruncatesSilently(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         try:
             return await self._forward(call)
         except WorkspaceOutputLimitError as error:
@@ -399,7 +399,7 @@ class CommandsShareOneTranscript(InterceptsRun):
         super().__init__(working_dir)
         self._transcript: list[str] = []
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         start = len(self._transcript)
         result = await self._forward(call)
         self._transcript.append(result.stdout)
@@ -432,7 +432,7 @@ class ExitCodeAsAFailureFlag(RewritesResults):
     bug='A shell string is shlex.split and exec-ed directly, so pipes, `&&`, variables and globs are literal words.',
 )
 class ShellStringsSplitWithoutAShell(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         if isinstance(call.command, str) and call.shell:
             call = dataclasses.replace(call, command=shlex.split(call.command), shell=False)
         return await self._forward(call)
@@ -454,7 +454,7 @@ class ShellStringsStartAtHome(RewritesCommands):
     bug='Shell strings run as `bash -euo pipefail -c`, so a failing command stops the script and pipelines fail early.',
 )
 class ShellStringsInStrictMode(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         if isinstance(call.command, str) and call.shell:
             call = dataclasses.replace(call, command=['bash', '-euo', 'pipefail', '-c', call.command], shell=False)
         return await self._forward(call)
@@ -478,7 +478,7 @@ class _RewritesOutputLimitErrors(InterceptsRun):
     def _rewrite_error(self, error: WorkspaceOutputLimitError) -> WorkspaceOutputLimitError:
         return error
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         try:
             return await self._forward(call)
         except WorkspaceOutputLimitError as error:
@@ -553,7 +553,7 @@ class OutputCappedAtEightDecimalMegabytes(RewritesResults):
     bug="The provider's API upper-cases environment variable names, as Windows-style case-insensitive environments do.",
 )
 class EnvNamesUpperCased(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         if call.env is not None:
             call = dataclasses.replace(call, env={name.upper(): value for name, value in call.env.items()})
         return await self._forward(call)
@@ -565,7 +565,7 @@ class EnvNamesUpperCased(InterceptsRun):
     'without a word.',
 )
 class EnvCappedAt128Variables(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         if call.env is not None:
             call = dataclasses.replace(call, env=dict(list(call.env.items())[:128]))
         return await self._forward(call)
@@ -581,7 +581,7 @@ class EnvOnTheSharedSession(InterceptsRun):
         super().__init__(working_dir)
         self._session_env: Mapping[str, str] | None = None
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         self._session_env = call.env
         await anyio.sleep(0.05)  # the round trip that opens the exec session
         return await self._forward(dataclasses.replace(call, env=self._session_env))

@@ -29,7 +29,7 @@ from ._shared import InterceptsRun, _below, _sacrificial_dir
     bug="run() starts commands with {**os.environ, **env}, so the runner's API keys reach every command.",
 )
 class ForwardsTheRunnersEnvironment(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         return await self._forward(dataclasses.replace(call, env={**os.environ, **(call.env or {})}))
 
 
@@ -74,7 +74,7 @@ class WithoutFind(InterceptsRun):
             if found is not None and not link.exists():
                 link.symlink_to(found)
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         return await self._forward(dataclasses.replace(call, env={**(call.env or {}), 'PATH': str(self._bin)}))
 
 

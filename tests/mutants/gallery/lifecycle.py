@@ -163,7 +163,7 @@ mutant(
 
 
 class DestroyedIsANormalExit(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         try:
             return await self._forward(call)
         except WorkspaceUnavailableError as error:
@@ -378,7 +378,7 @@ class CountsCreationAgainstTheTimeout(LazyLocalBackend):
         await anyio.sleep(BOOT_SECONDS)  # a sandbox that takes seconds to boot
         return await super()._create_environment()
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         async def connect() -> Run:
             return (await self._inner()).run
 
@@ -411,7 +411,7 @@ mutant(
 class CountsConnectingAgainstTheTimeout(InterceptsRun):
     _connected = False
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         async def connect() -> Run:
             if not self._connected:  # opening the session to the sandbox
                 await anyio.sleep(BOOT_SECONDS)

@@ -52,7 +52,7 @@ def _spawn(
     bug='run() waits for end of file on the output pipes, so a background child holding stdout delays it.',
 )
 class WaitsForPipeEof(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         _check_form(call.command, call.shell)
         cwd = await self.working_dir()
         try:
@@ -76,7 +76,7 @@ class WaitsForPipeEof(InterceptsRun):
     bug='A cancelled run() abandons the worker thread waiting on the process and never kills the process.',
 )
 class AbandonsTheProcessOnCancel(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         _check_form(call.command, call.shell)
         cwd = await self.working_dir()
 
@@ -134,7 +134,7 @@ mutant(
     bug='On timeout the backend closes only its exec session, and the command it started keeps running.',
 )
 class TimeoutAbandonsTheCommand(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         if call.timeout is None:
             return await self._forward(call)
         _check_form(call.command, call.shell)
@@ -185,7 +185,7 @@ class ReturnsAtEndOfOutput(InterceptsRun):
         super().__init__(working_dir)
         self._unreaped: list[subprocess.Popen[bytes]] = []
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         validate_timeout(call.timeout)
         _check_form(call.command, call.shell)
         self._unreaped = [process for process in self._unreaped if process.poll() is None]
@@ -217,7 +217,7 @@ def _kill_tagged(tag: str) -> None:
     bug='When a command returns, the backend stops its whole cgroup, killing processes it detached with setsid.',
 )
 class KillsDetachedProcessesOnReturn(InterceptsRun):
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         tag = uuid.uuid4().hex
         try:
             return await self._forward(dataclasses.replace(call, env={**(call.env or {}), TAG: tag}))

@@ -62,7 +62,7 @@ class DropsEmptyArguments(RewritesCommands):
 class StripsEnvValues(InterceptsRun):
     """Trims whitespace from env values, as an SDK that serializes env into a config file might."""
 
-    async def _run(self, call: RunCall) -> CommandResult:
+    async def _take_run(self, call: RunCall) -> CommandResult:
         trimmed = None if call.env is None else {name: value.strip() for name, value in call.env.items()}
         return await self._forward(dataclasses.replace(call, env=trimmed))
 

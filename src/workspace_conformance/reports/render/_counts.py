@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from ...vocabulary import RULE_STATUSES
 from ..model import Report, RuleSummary
 
-__all__ = ('STATUSES', 'advisories', 'counts', 'counts_of', 'gaps')
+__all__ = ('STATUSES', 'counts', 'counts_of', 'gaps')
 
 STATUSES = RULE_STATUSES
 
@@ -28,8 +28,3 @@ def counts(report: Report) -> Counter[str]:
 def gaps(report: Report) -> list[tuple[str, RuleSummary]]:
     """Every gap, with its suite, in catalog order."""
     return [(suite.subject, rule) for suite in report.suites for rule in suite.rules if rule.status == 'gap']
-
-
-def advisories(report: Report) -> list[tuple[str, RuleSummary]]:
-    """Every advisory (a failed rule that does not bind the subject), with its suite, in catalog order."""
-    return [(suite.subject, rule) for suite in report.suites for rule in suite.rules if rule.status == 'advisory']
