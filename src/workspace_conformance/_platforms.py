@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import posixpath
 
-__all__ = ('BASELINE_ENV_MARK', 'BASELINE_POWERSHELL', 'POSIX_PROGRAMS', 'posix_program')
+__all__ = (
+    'BASELINE_ENV_MARK',
+    'BASELINE_POWERSHELL',
+    'POSIX_PROGRAMS',
+    'POWERSHELL_LOCATION',
+    'POWERSHELL_REPORT',
+    'POWERSHELL_SLEEP',
+    'posix_program',
+)
 
 POSIX_PROGRAMS = frozenset({'sh', 'bash', 'dash', 'printf', 'ln', 'mkfifo', 'setsid', 'sleep', 'cat', 'env', 'kill'})
 """Programs of a POSIX userland that a 'windows' workspace has not: no rule sends one to it."""
@@ -20,6 +28,15 @@ BASELINE_POWERSHELL = (
 )
 """The baseline of a 'windows' workspace, in PowerShell (`shell=True`): its environment, listed as `env` lists it.
 It looks for no tool: the rules that need `ln`, `mkfifo` or `setsid` have a POSIX form only."""
+
+POWERSHELL_LOCATION = '[Console]::Out.Write((Get-Location).Path + [char]10)'
+"""PowerShell (`shell=True` on 'windows') printing the directory the script started in, then a newline."""
+POWERSHELL_REPORT = (
+    "[Console]::Out.Write($env:WC_ADDED + '|' + (Get-Location).Path); [Console]::Error.Write('to-err'); exit 3"
+)
+"""PowerShell printing `$env:WC_ADDED|<start directory>` on stdout and `to-err` on stderr, then exiting 3."""
+POWERSHELL_SLEEP = 'Start-Sleep -Seconds 3600'
+"""PowerShell that runs for an hour: only a `timeout` ends it sooner."""
 
 
 def posix_program(argv0: str) -> bool:

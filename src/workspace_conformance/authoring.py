@@ -17,7 +17,19 @@ from .engine._failures import RuleFailure, safe_str
 from .engine._guard import RuleRun, current_run, wait_until
 from .engine._host import HostEvent, HostWatch, calling, opens_for_writing, owning, watching_host
 from .engine._hypothesis import call_in_loop, profile_settings, run_in_worker
-from .engine._platform import EXIT_0_ARGV, PWD_ARGV, current_platform, lines, paths, platform_argv, platform_of
+from .engine._platform import (
+    EXIT_0_ARGV,
+    PWD_ARGV,
+    PWD_SCRIPT,
+    REPORT_COMMAND,
+    SLEEP_COMMAND,
+    current_platform,
+    lines,
+    paths,
+    platform_argv,
+    platform_form,
+    platform_of,
+)
 from .engine._rules import AREAS, LEVELS, REQUIREMENTS, Area, Level, Requirement, Rule, catalog, narrow, rule, rule_of
 from .engine._supplied import (
     accepted,
@@ -67,10 +79,13 @@ __all__ = (
     'LEVELS',
     'NO_ISOLATION_CLAIMED',
     'PWD_ARGV',
+    'PWD_SCRIPT',
+    'REPORT_COMMAND',
     'REQUIREMENTS',
     'SCRATCH_PREFIX',
     'SECRET_NAME',
     'SKIP_KINDS',
+    'SLEEP_COMMAND',
     'Area',
     'ConformanceConfigError',
     'HostEvent',
@@ -111,6 +126,7 @@ __all__ = (
     'owning',
     'paths',
     'platform_argv',
+    'platform_form',
     'platform_of',
     'profile_settings',
     'ref_text',

@@ -7,10 +7,11 @@ control characters, `CON`, `NUL`, ...; trailing dots and spaces dropped, as Win3
 `InMemoryBackend` underneath.
 
 Its commands are a script, not Windows: an argv whose program is a POSIX one (`sh`, `printf`, `ln`, ...) is recorded
-in `posix_commands` and exits 127 as Windows' "is not recognized" does; `cmd /c exit N`, `cmd /d /c cd` and the
-suite's PowerShell baseline are answered as Windows answers them; any other program exits 127, and any other
-PowerShell script exits 1 saying it is not scripted. `WindowsMemoryCore` is the same backend without
-`run_in_directory`, which a 'windows' backend must implement.
+in `posix_commands` and exits 127 as Windows' "is not recognized" does; `cmd /c exit N`, `cmd /d /c cd`, the
+suite's PowerShell baseline and its three PowerShell forms (the start directory; `$env:WC_ADDED`, both streams and
+exit 3; an hour's `Start-Sleep`, which only a `timeout` ends) are answered as Windows answers them; any other
+program exits 127, and any other PowerShell script exits 1 saying it is not scripted. `WindowsMemoryCore` is the
+same backend without `run_in_directory`, which a 'windows' backend must implement.
 """
 
 from __future__ import annotations
@@ -19,10 +20,18 @@ import errno
 import ntpath
 from collections.abc import Mapping, Sequence
 
-from pydantic_ai.workspaces import CommandResult, FileEntry, WorkspaceCommand, WorkspaceRef
+import anyio
+from pydantic_ai.workspaces import CommandResult, FileEntry, WorkspaceCommand, WorkspaceRef, WorkspaceTimeoutError
 from pydantic_ai.workspaces.protocol import validate_timeout
 
-from .._platforms import BASELINE_ENV_MARK, BASELINE_POWERSHELL, posix_program
+from .._platforms import (
+    BASELINE_ENV_MARK,
+    BASELINE_POWERSHELL,
+    POWERSHELL_LOCATION,
+    POWERSHELL_REPORT,
+    POWERSHELL_SLEEP,
+    posix_program,
+)
 from .memory import InMemoryBackend
 
 __all__ = ('WINDOWS_ENV', 'WindowsMemoryBackend', 'WindowsMemoryCore')
@@ -192,6 +201,13 @@ class WindowsMemoryCore:
             if command == BASELINE_POWERSHELL:
                 listing = ''.join(f'{name}={value}\n' for name, value in variables.items())
                 return CommandResult(exit_code=0, stdout=f'{BASELINE_ENV_MARK}\n{listing}', stderr='')
+            if command == POWERSHELL_LOCATION:
+                return CommandResult(exit_code=0, stdout=f'{cwd}\n', stderr='')
+            if command == POWERSHELL_REPORT:
+                return CommandResult(exit_code=3, stdout=f'{variables.get("WC_ADDED", "")}|{cwd}', stderr='to-err')
+            if command == POWERSHELL_SLEEP:
+                await anyio.sleep(3600 if timeout is None else min(timeout, 3600))
+                raise WorkspaceTimeoutError(f'the command ran past its timeout of {timeout} s')
             return CommandResult(exit_code=1, stdout='', stderr=f'not scripted in this double: {command[:200]}\n')
         argv = list(command)
         if not argv:

@@ -13,24 +13,30 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import ModuleType
+from typing import TypeVar
 
 from pydantic_ai.workspaces import Workspace
 
 from .._frames import machinery_hidden
-from .._platforms import POSIX_PROGRAMS, posix_program
+from .._platforms import POSIX_PROGRAMS, POWERSHELL_LOCATION, POWERSHELL_REPORT, POWERSHELL_SLEEP, posix_program
 from ..vocabulary import Platform
 
+Form = TypeVar('Form')
 __tracebackhide__ = machinery_hidden  # pytest leaves these frames out of a rule's failure (not with --tb=long)
 __all__ = (
     'EXIT_0_ARGV',
     'PLATFORM',
     'POSIX_PROGRAMS',
     'PWD_ARGV',
+    'PWD_SCRIPT',
+    'REPORT_COMMAND',
+    'SLEEP_COMMAND',
     'Paths',
     'current_platform',
     'lines',
     'paths',
     'platform_argv',
+    'platform_form',
     'platform_of',
     'posix_program',
     'using_platform',
@@ -62,6 +68,25 @@ EXIT_0_ARGV: dict[Platform, tuple[str, ...]] = {'posix': ('sh', '-c', 'exit 0'),
 def platform_argv(forms: dict[Platform, tuple[str, ...]]) -> list[str]:
     """The running rule's platform's form of a command (`PWD_ARGV`, `EXIT_0_ARGV`), as a list."""
     return list(forms[PLATFORM.get()])
+
+
+PWD_SCRIPT: dict[Platform, str] = {'posix': 'pwd -P', 'windows': POWERSHELL_LOCATION}
+"""A `shell=True` script printing the directory it starts in, then a newline: sh's `pwd -P`, or PowerShell."""
+REPORT_COMMAND: dict[Platform, tuple[tuple[str, ...] | str, bool]] = {
+    'posix': (('sh', '-c', 'printf "%s|%s" "$WC_ADDED" "$(pwd -P)"; printf to-err >&2; exit 3'), False),
+    'windows': (POWERSHELL_REPORT, True),
+}
+"""`(command, shell)` printing `$WC_ADDED|<start directory>` to stdout and `to-err` to stderr, then exiting 3."""
+SLEEP_COMMAND: dict[Platform, tuple[tuple[str, ...] | str, bool]] = {
+    'posix': (('sh', '-c', 'sleep 3600'), False),
+    'windows': (POWERSHELL_SLEEP, True),
+}
+"""`(command, shell)` that runs for an hour, so only a `timeout` ends it sooner."""
+
+
+def platform_form(forms: dict[Platform, Form]) -> Form:
+    """The running rule's platform's form of anything keyed by platform (`PWD_SCRIPT`, `REPORT_COMMAND`, ...)."""
+    return forms[PLATFORM.get()]
 
 
 def lines(output: str) -> str:

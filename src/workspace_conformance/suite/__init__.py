@@ -30,6 +30,7 @@ from .lifecycle import LifecycleRules
 from .platforms import PlatformRules
 from .processes import ProcessRules
 from .properties import PropertyRules
+from .sessions import SessionRules
 from .stateful import StatefulRules
 from .symlinks import SymlinkRules
 
@@ -60,6 +61,7 @@ __all__ = (
 
 class WorkspaceBackendSuite(  # pytest runs the last base's rules first: the platform rules (2.78) go last
     PlatformRules,
+    SessionRules,
     CommandRules,
     EnvRules,
     FileRules,

@@ -8,12 +8,17 @@ then `run` started in `cwd`, every other argument honoured as `run` honours it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceTimeoutError
 
 from ..authoring import (
+    EXIT_0_ARGV,
     PWD_ARGV,
+    PWD_SCRIPT,
+    REPORT_COMMAND,
+    SLEEP_COMMAND,
     Platform,
     commands_of,
     current_platform,
@@ -21,6 +26,7 @@ from ..authoring import (
     lines,
     paths,
     platform_argv,
+    platform_form,
     rule,
     scratch,
     workspace_of,
@@ -29,11 +35,24 @@ from ..authoring import (
 __all__ = ('PlatformRules',)
 
 BOTH: tuple[Platform, ...] = ('posix', 'windows')
+Check = TypeVar('Check', bound=Callable[..., Any])
 
 
 def _runs_in_directory(backend: WorkspaceBackend) -> Any:
     """The backend's `run_in_directory`: the guard skips the rule when it has none (`requires=['run_in_directory']`)."""
     return backend.run_in_directory  # type: ignore[attr-defined]
+
+
+def _in_directory() -> Callable[[Check], Check]:
+    """`@rule` of a `run_in_directory` rule (clause P04, slim 2.78): a form for each platform, the method required."""
+    return rule(
+        area='platform',
+        requires=['commands', 'run_in_directory'],
+        contract='2.78',
+        since='0.3.0',
+        must='P04',
+        platforms=BOTH,
+    )
 
 
 class PlatformRules:
@@ -89,14 +108,7 @@ class PlatformRules:
             expected = f'{await workspace.realpath(root)}\n'
             assert lines(result.stdout) == expected, f'with cwd={root!r} the command started in {result.stdout!r}'
 
-    @rule(
-        area='platform',
-        requires=['commands', 'run_in_directory'],
-        contract='2.78',
-        since='0.3.0',
-        must='P04',
-        platforms=BOTH,
-    )
+    @_in_directory()
     async def test_run_in_directory_starts_in_cwd(self, backend: WorkspaceBackend) -> None:
         """`run_in_directory` starts the command in `cwd`, and the next `run` still starts in the working directory."""
         runs = _runs_in_directory(backend)
@@ -115,44 +127,41 @@ class PlatformRules:
                 f'after run_in_directory(cwd={where!r}), run() started in {after.stdout!r}, not {home!r}'
             )
 
-    @rule(area='platform', requires=['commands', 'run_in_directory'], contract='2.78', since='0.3.0', must='P04')
+    @_in_directory()
     async def test_run_in_directory_adds_env_and_reports_like_run(self, backend: WorkspaceBackend) -> None:
         """`run_in_directory` adds `env` over the backend's own, and returns the exit code and both streams as `run`."""
         runs = _runs_in_directory(backend)
         workspace = workspace_of(backend)
-        script = 'printf "%s|%s" "$WC_ADDED" "$(pwd -P)"; printf to-err >&2; exit 3'
+        command, shell = platform_form(REPORT_COMMAND)
         async with scratch(workspace) as root:
-            result = await runs(['sh', '-c', script], cwd=root, env={'WC_ADDED': 'added value'})
+            result = await runs(command, cwd=root, shell=shell, env={'WC_ADDED': 'added value'})
             expected = (3, f'added value|{await workspace.realpath(root)}', 'to-err')
             observed = (result.exit_code, result.stdout, result.stderr)
             assert observed == expected, f'with env and cwd the command gave (exit, stdout, stderr) = {observed!r}'
 
-    @rule(
-        area='platform',
-        requires=['commands', 'run_in_directory'],
-        contract='2.78',
-        since='0.3.0',
-        timeout=60,
-        must='P04',
-    )
+    @_in_directory()
     async def test_run_in_directory_honours_timeout(self, backend: WorkspaceBackend) -> None:
         """A command `run_in_directory` starts that is still running at its `timeout` raises `WorkspaceTimeoutError`."""
         runs = _runs_in_directory(backend)
         workspace = workspace_of(backend)
+        command, shell = platform_form(SLEEP_COMMAND)
         async with scratch(workspace) as root:
             with expect_error(WorkspaceTimeoutError, f'a 3600 s sleep with timeout=1 and cwd={root!r}'):
-                await runs(['sh', '-c', 'sleep 3600'], cwd=root, timeout=1)
+                await runs(command, cwd=root, shell=shell, timeout=1)
 
-    @rule(area='platform', requires=['commands', 'run_in_directory'], contract='2.78', since='0.3.0', must='P04')
+    @_in_directory()
     async def test_run_in_directory_keeps_the_command_form(self, backend: WorkspaceBackend) -> None:
         """`run_in_directory` refuses a form not matching `shell` (`TypeError`), and runs a shell string in `cwd`."""
         runs = _runs_in_directory(backend)
         workspace = workspace_of(backend)
+        argv, script = platform_argv(EXIT_0_ARGV), platform_form(PWD_SCRIPT)
         async with scratch(workspace) as root:
             with expect_error(TypeError, f"run_in_directory('exit 0', cwd={root!r}) without shell=True"):
                 await runs('exit 0', cwd=root)
-            with expect_error(TypeError, f"run_in_directory(['sh', '-c', 'exit 0'], cwd={root!r}, shell=True)"):
-                await runs(['sh', '-c', 'exit 0'], cwd=root, shell=True)
-            result = await runs('pwd -P', cwd=root, shell=True)
+            with expect_error(TypeError, f'run_in_directory({argv!r}, cwd={root!r}, shell=True)'):
+                await runs(argv, cwd=root, shell=True)
+            result = await runs(script, cwd=root, shell=True)
             expected = f'{await workspace.realpath(root)}\n'
-            assert result.stdout == expected, f'the shell string `pwd -P` with cwd={root!r} gave {result.stdout!r}'
+            assert lines(result.stdout) == expected, (
+                f'the shell string {script!r} with cwd={root!r} gave {result.stdout!r}'
+            )

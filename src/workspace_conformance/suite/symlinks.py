@@ -356,6 +356,70 @@ class SymlinkRules:
                         f'realpath({path!r}) through a loop gave {resolved!r}, outside the directory holding the loop'
                     )
 
+    @rule(area='symlinks', requires=['filesystem', 'ln'], contract='2.68', since='0.3.0', must='W09')
+    async def test_a_link_never_raises_the_authority_of_what_it_reaches(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """Under `AuthorityWorkspace` a path through a symlink gets the lower of the link's level and its target's.
+
+        A link into a `'none'` directory does not raise what it reaches, and a link kept in one does not lend its
+        target's higher level to the paths through it: `authority_of` finds both with the backend's `realpath`.
+        """
+        from pydantic_ai.workspaces import AuthorityWorkspace  # pydantic-ai >= 2.68, as contract='2.68' ensures
+
+        workspace = _resolving_workspace(backend)
+        async with scratch(workspace) as root:
+            vendor, own = paths.join(root, 'vendor'), paths.join(root, 'own')
+            for directory in (vendor, own):
+                await workspace.make_dir(directory)
+                await workspace.write_bytes(paths.join(directory, 'notes.md'), b'notes')
+            await make_link(backend, make_symlink, vendor, paths.join(own, 'into-vendor'))
+            await make_link(backend, make_symlink, own, paths.join(vendor, 'into-own'))
+            leveled = AuthorityWorkspace(workspace, authority='operator', path_authority={vendor: 'none'})
+            for path, expected in (
+                (paths.join(own, 'notes.md'), 'operator'),
+                (paths.join(vendor, 'notes.md'), 'none'),
+                (paths.join(own, 'into-vendor', 'notes.md'), 'none'),
+                (paths.join(vendor, 'into-own', 'notes.md'), 'none'),
+            ):
+                level = await leveled.authority_of(path)
+                assert level == expected, (
+                    f"with path_authority {{{vendor!r}: 'none'}}, authority_of({path!r}) is {level!r}, not "
+                    f'{expected!r} (realpath gives {await workspace.realpath(path)!r})'
+                )
+
+    @rule(area='symlinks', requires=['filesystem', 'ln'], contract='2.78', since='0.3.0', must='P06')
+    async def test_lowest_authority_under_counts_entries_where_they_lead(
+        self, backend: WorkspaceBackend, make_symlink: MakeSymlink | None
+    ) -> None:
+        """`lowest_authority_under(workspace, d)` counts each `path_authority` entry under `d` where written and led.
+
+        An entry that is a link lowers the directory its target is in, and a directory reached through a link is
+        judged where it leads: both come from the backend's `realpath`.
+        """
+        from pydantic_ai.workspaces import AuthorityWorkspace, lowest_authority_under  # 2.78, as contract= ensures
+
+        workspace = _resolving_workspace(backend)
+        async with scratch(workspace) as root:
+            kept, real, plain = (paths.join(root, *parts) for parts in (('tree', 'kept'), ('away', 'real'), ('plain',)))
+            for directory in (kept, real, plain):
+                await workspace.make_dir(directory)
+            entry = paths.join(kept, 'entry')
+            await make_link(backend, make_symlink, real, entry)
+            await make_link(backend, make_symlink, paths.join(root, 'tree'), paths.join(root, 'via'))
+            leveled = AuthorityWorkspace(workspace, authority='operator', path_authority={entry: 'user'})
+            for directory, expected, why in (
+                (paths.join(root, 'tree'), 'user', 'the entry is written there'),
+                (paths.join(root, 'away'), 'user', 'the entry, a link, leads there'),
+                (paths.join(root, 'via'), 'user', 'it is a link to the directory the entry is written in'),
+                (plain, 'operator', 'no entry is written or leads there'),
+            ):
+                level = await lowest_authority_under(leveled, directory)
+                assert level == expected, (
+                    f"with path_authority {{{entry!r}: 'user'}}, lowest_authority_under({directory!r}) is {level!r}, "
+                    f'not {expected!r}: {why} (realpath gives {await workspace.realpath(directory)!r})'
+                )
+
 
 def _resolving_workspace(backend: WorkspaceBackend) -> Workspace:
     """A `Workspace` whose `realpath` follows links (natively or through commands), else a not-applicable skip."""

@@ -113,3 +113,39 @@ class WindowsWithoutRunInDirectory(WindowsMemoryCore):
 class WindowsWithForwardSlashes(WindowsMemoryBackend):
     async def working_dir(self) -> str:
         return (await super().working_dir()).replace('\\', '/')
+
+
+@breaks_in_memory(
+    kills=['run_in_directory_adds_env_and_reports_like_run'],
+    bug="a 'windows' backend whose run_in_directory() leaves env= out of the PowerShell it starts.",
+)
+class WindowsRunInDirectoryDropsEnv(WindowsMemoryBackend):
+    async def run_in_directory(
+        self,
+        command: WorkspaceCommand,
+        *,
+        cwd: str,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        return await super().run_in_directory(command, cwd=cwd, shell=shell, timeout=timeout)
+
+
+@breaks_in_memory(
+    kills=['run_in_directory_honours_timeout', 'run_in_directory_keeps_the_command_form'],
+    bug="a 'windows' backend whose run_in_directory() runs every string in cmd.exe: no timeout, no PowerShell.",
+)
+class WindowsRunInDirectoryInCmd(WindowsMemoryBackend):
+    async def run_in_directory(
+        self,
+        command: WorkspaceCommand,
+        *,
+        cwd: str,
+        shell: bool = False,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CommandResult:
+        if isinstance(command, str) and shell:
+            return CommandResult(exit_code=1, stdout='', stderr=f"'{command.split()[0]}' is not recognized\r\n")
+        return await super().run_in_directory(command, cwd=cwd, shell=shell, env=env, timeout=timeout)

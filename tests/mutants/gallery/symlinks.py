@@ -55,7 +55,11 @@ class ListingStatsEveryEntry(LocalWorkspaceBackend):
 
 
 @breaks(
-    kills=['realpath_and_entries_follow_symlinks'],
+    kills=[
+        'realpath_and_entries_follow_symlinks',
+        'a_link_never_raises_the_authority_of_what_it_reaches',
+        'lowest_authority_under_counts_entries_where_they_lead',
+    ],
     bug='realpath only normalizes the path as text (posixpath.normpath) and follows no symlinks.',
 )
 class RealpathIsNormpath(LocalWorkspaceBackend):
