@@ -27,11 +27,11 @@ def _shown(result: CommandResult) -> str:
     return f'exit {result.exit_code}, stdout {result.stdout[:120]!r}, stderr {result.stderr[:120]!r}'
 
 
-def _long_script(marker: str) -> str:
-    """A shell script of at least `LONG_SCRIPT_BYTES` whose last line prints what its first and last lines set."""
-    body = ''.join(f'v{index}={index:06d}\n' for index in range(LONG_SCRIPT_BYTES // 12 + 1))
+def _long_script(marker: str) -> tuple[str, str]:
+    """A shell script of at least `LONG_SCRIPT_BYTES`, and what its last line prints of its first and last lines."""
     last = LONG_SCRIPT_BYTES // 12
-    return f'first={marker}\n{body}printf "%s:%s" "$first" "$v{last}"\n'
+    body = ''.join(f'v{index}={index:06d}\n' for index in range(last + 1))
+    return f'first={marker}\n{body}printf "%s:%s" "$first" "$v{last}"\n', f'{marker}:{last:06d}'
 
 
 class SessionRules:
@@ -134,7 +134,7 @@ class SessionRules:
         """
         commands = commands_of(backend)
         marker = uuid.uuid4().hex[:12]
-        script = _long_script(marker)
+        script, expected = _long_script(marker)
         bound = current_run().seconds(60)
         for form, command, shell in (('a shell string', script, True), ('one argv item', ['sh', '-c', script], False)):
             result: CommandResult | None = None
@@ -149,7 +149,6 @@ class SessionRules:
                 assert str(refused).strip(), f'{len(script)} bytes of script as {form} raised an empty {refused!r}'
                 continue
             assert result is not None
-            expected = f'{marker}:{LONG_SCRIPT_BYTES // 12:06d}'
             assert (result.exit_code, result.stdout) == (0, expected), (
                 f'{len(script)} bytes of script as {form} gave {_shown(result)}, not exit 0 and {expected!r}: '
                 'the script was cut or changed on the way'
