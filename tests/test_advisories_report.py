@@ -107,11 +107,11 @@ def test_the_terminal_lists_each_advisory_after_the_failures_and_counts_them_apa
     ]
     assert '  [bounds/marks_partial] (core, should) advisory on asyncio (should: good practice)' in block
     verdict = next(line for line in lines if line.startswith('verdict:'))
-    assert verdict.startswith('verdict: not certified (2 passed, 1 failed, 2 advisories, 0 gaps')
-    # the per-area table keeps its advisory column
+    assert verdict.startswith('verdict: not certified (2 passed, 1 failed, 0 broken, 2 advisories, 0 gaps')
+    # the per-area table keeps its advisory column, after the failed and broken ones
     header = lines[1].split()
-    assert header[header.index('advisory') - 1] == 'failed'
-    assert lines[2].split()[2:] == ['2', '1', '2', '0', '0', '0']
+    assert header[header.index('advisory') - 2 : header.index('advisory')] == ['failed', 'broken']
+    assert lines[2].split()[2:] == ['2', '1', '0', '2', '0', '0', '0']
 
 
 def test_markdown_and_html_list_advisories_with_their_strength_and_why() -> None:
@@ -285,7 +285,7 @@ def test_certify_of_a_tool_returning_a_huge_file_whole_is_certified_with_the_adv
     header = next(line for line in lines if line.startswith('  [bounds/huge_output_is_bounded_and_marked]'))
     assert header.startswith('  [bounds/huge_output_is_bounded_and_marked] (core, claim) advisory on '), header
     assert 'not claimed' in header and 'unbounded' in out
-    assert re.search(r'^verdict: certified \(\d+ passed, 0 failed, [1-9]\d* advisor', out, re.MULTILINE), out
+    assert re.search(r'^verdict: certified \(\d+ passed, 0 failed, 0 broken, [1-9]\d* advisor', out, re.MULTILINE), out
     report = Report.model_validate_json((bundle / 'report.json').read_text())
     statuses = {rule.rule_id: (rule.status, rule.strength) for suite in report.suites for rule in suite.rules}
     assert statuses['huge_output_is_bounded_and_marked'] == ('advisory', 'claim'), statuses

@@ -71,7 +71,7 @@ def test_the_default_local_target_is_certified_and_writes_nothing_here(workdir: 
     # rules for 'windows' or `run_in_directory`, which it does not implement.
     absent = 1 + platform_rules_not_applicable_on_local()
     assert (
-        f'({total - absent} passed, 0 failed, 0 advisories, 0 gaps, {absent} not applicable, 0 missing; '
+        f'({total - absent} passed, 0 failed, 0 broken, 0 advisories, 0 gaps, {absent} not applicable, 0 missing; '
         f'{total} rules on asyncio)' in result.stdout
     )
     assert sorted(path.name for path in workdir.iterdir() if path.name != '__pycache__') == before

@@ -56,6 +56,40 @@ def test_an_entry_whose_rule_passes_fails_the_run_with_a_line_to_remove_it(pytes
     assert stale[0].endswith('expected-failures.yaml: remove `stdin_is_at_eof`: it passes now (on asyncio)')
 
 
+def test_an_entry_whose_rule_does_not_apply_is_stale_too_and_fails_its_rule(pytester: pytest.Pytester) -> None:
+    # A POSIX backend has no 'windows' form of a rule that only a 'windows' backend is asked to pass.
+    waivers = 'env_is_added: dropped\na_windows_backend_runs_in_a_directory: not on windows yet\n'
+    result = _run(pytester, waivers, '-k', 'a_windows_backend_runs_in_a_directory', '--conformance-report', 'out')
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    stale = [line for line in result.outlines if 'remove `' in line]
+    assert stale == [
+        f'{pytester.path / "expected-failures.yaml"}: remove `a_windows_backend_runs_in_a_directory`: it does not '
+        'apply to this backend (on asyncio)'
+    ], result.outlines
+    [suite] = json.loads((pytester.path / 'out' / 'report.json').read_text())['suites']
+    [summary] = [rule for rule in suite['rules'] if rule['rule_id'] == 'a_windows_backend_runs_in_a_directory']
+    assert summary['status'] == 'failed' and 'stale waiver' in summary['detail'], summary
+
+
+def test_an_expected_failure_of_the_fixture_that_does_not_apply_fails_its_rule(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_subject=HEADER
+        + IGNORES_ENV
+        + """
+
+class TestWaived(TestIgnoresEnv):
+    @pytest.fixture
+    def expected_failures(self):
+        return {'a_windows_backend_runs_in_a_directory': 'not on windows yet'}
+"""
+    )
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-k', 'TestWaived and windows_backend_runs')
+    result.assert_outcomes(failed=1)
+    assert any(
+        'stale waiver: it is declared an expected failure, but it does not apply' in line for line in result.outlines
+    )
+
+
 @pytest.mark.parametrize(
     ('text', 'said'),
     [

@@ -138,7 +138,7 @@ def test_a_person_sees_the_verdict_counts_and_filters(tmp_path: Path) -> None:
     everything = _dom(page, '')
     assert re.search(r'id="verdict"[^>]*>not certified<', everything)
     counts = re.sub(r'<[^>]+>', ' ', re.search(r'id="counts">(.*?)</p>', everything).group(1))  # type: ignore[union-attr]
-    assert ' '.join(counts.split()) == '2 passed 2 failed 0 advisory 5 gap 1 not-applicable 0 missing'
+    assert ' '.join(counts.split()) == '2 passed 2 failed 0 broken 0 advisory 5 gap 1 not-applicable 0 missing'
     assert all(_rows(everything).values())  # unfiltered: every row is shown
     failed_only = _rows(_dom(page, '#status=failed'))
     shown = sorted(key.rstrip('0123456789') for key, visible in failed_only.items() if visible)

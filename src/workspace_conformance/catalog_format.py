@@ -126,6 +126,7 @@ def _markdown(
         'claims a subject makes, decide the verdict:',
         '',
         *STRENGTH_TABLE,
+        *_grounds(catalog),
         *(
             [
                 '',
@@ -145,6 +146,26 @@ def _markdown(
         lines += ['', f'## {suite}', *(['', f'{len(in_suite)} rules. {summary}'] if summary else [])]
         lines += _markdown_areas(in_suite, '###', held_on)
     return '\n'.join(lines) + '\n'
+
+
+def _grounds(catalog: Sequence[Rule]) -> list[str]:
+    """The rules that ground a backend operation, as a table under a paragraph on what `broken` means."""
+    grounding = [(operation, rule) for rule in catalog for operation in rule.grounds]
+    if not grounding:
+        return []
+    return [
+        '',
+        'A rule whose own steps fail on an error of a basic backend operation says nothing of its clause. Each such '
+        'operation has one rule that checks it first (it *grounds* it: `@rule(grounds=...)`); when that rule fails on '
+        'an error of its operation, every other rule that ended on an error of the same operation, on the same event '
+        'loop, is reported **broken**, naming the rule it echoes: a vendor sees one cause, not forty. `broken` is '
+        'listed in every report format (JUnit: an `<error type="broken">`), is never a pass, and leaves the verdict '
+        '`not certified`, as the failure it echoes does.',
+        '',
+        '| operation | grounded by |',
+        '| --- | --- |',
+        *(f'| `{operation}` | `{rule.qualified}` |' for operation, rule in grounding),
+    ]
 
 
 def _markdown_areas(

@@ -137,11 +137,13 @@ Outcome = Literal['passed', 'failed', 'advisory', 'error', 'skipped', 'xfailed',
 claim the subject did not declare)."""
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
-RuleStatus = Literal['passed', 'failed', 'advisory', 'gap', 'not-applicable', 'missing']
+RuleStatus = Literal['passed', 'failed', 'broken', 'advisory', 'gap', 'not-applicable', 'missing']
 """One rule's status over every event loop it ran on: the unit the verdict counts, the columns every renderer shows.
 
 `advisory` is a failure of a rule that does not bind the subject (`should`, or an undeclared claim): listed and counted
-apart, never a failure and never a pass."""
+apart, never a failure and never a pass. `broken` is a failure whose cause another rule already reported: the rule
+ended on an error of a backend operation, and the rule that grounds that operation failed on the same operation
+(`Rule.grounds`); it points at that rule, is never a pass, and leaves a subject `not certified`."""
 RULE_STATUSES: tuple[RuleStatus, ...] = get_args(RuleStatus)
 
 Verdict = Literal['certified', 'partial', 'not certified']

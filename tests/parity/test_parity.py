@@ -127,7 +127,9 @@ def _failed_rules(result: ModuleResult) -> list[str]:
     """The rules our report says failed."""
     report = result.ours.report
     assert report is not None
-    return sorted(summary.rule_id for suite in report.suites for summary in suite.rules if summary.status == 'failed')
+    return sorted(
+        summary.rule_id for suite in report.suites for summary in suite.rules if summary.status in ('failed', 'broken')
+    )
 
 
 KNOWN_DISCREPANCIES: dict[str, tuple[str, str]] = {}

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from .._frames import hiding_machinery
-from ..vocabulary import ACCOUNTING_PROPERTY, OUTCOME_PROPERTY
+from ..vocabulary import ACCOUNTING_PROPERTY, NOT_APPLICABLE_KINDS, OUTCOME_PROPERTY
 from ._concurrency import ACCOUNTING, NotChecked
 from ._failures import RuleFailure, clip
 from ._requires import RuleSkipped
@@ -142,6 +142,26 @@ def _as_advisory(item: pytest.Item, report: pytest.TestReport, failure: RuleFail
     report.longrepr = (str(path), (line or 0) + 1, f'Skipped: [{name}] advisory ({failure.advisory}): {observed}')
 
 
+def _stale_waiver(item: pytest.Item, report: pytest.TestReport, skipped: RuleSkipped) -> pytest.TestReport:
+    """A rule declared an expected failure that does not apply here: a stale waiver, failed like one that passes.
+
+    A strict expected failure whose rule passes fails (XPASS); one whose rule is not applicable would otherwise skip,
+    and the waiver would stay in the vendor's file for ever, hiding nothing but saying something false.
+    """
+    meta = rule_of(getattr(item, 'function', None))
+    name = meta.qualified if meta is not None else item.name
+    observed = (
+        f'it is declared an expected failure, but it does not apply to this backend ({skipped.kind}: {skipped.why}): '
+        'remove the stale waiver (expected_failures, or the --expected-failures file)'
+    )
+    report.outcome = 'failed'
+    report.longrepr = f'[{name}] stale waiver: {observed}'
+    report.user_properties.append(
+        (OUTCOME_PROPERTY, {'failure': report.longrepr, 'observed': observed, 'stale_waiver': skipped.kind})
+    )
+    return report
+
+
 def _classified(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> pytest.TestReport:
     """The report of `makereport`, with the rule's outcome, cost and skip attached as data."""
     raised = call.excinfo.value if call.excinfo is not None else None
@@ -156,6 +176,8 @@ def _classified(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
             failure['observed'] = raised.observed
         if raised.loop_tie is not None:
             failure['loop_tie'] = raised.loop_tie
+        if raised.raised_by is not None:
+            failure['raised_by'] = raised.raised_by
         if raised.advisory is not None and report.failed and not _waived(item):
             failure['advisory'] = raised.advisory
             _as_advisory(item, report, raised)
@@ -166,6 +188,8 @@ def _classified(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
         report.user_properties.append((OUTCOME_PROPERTY, {'skip_kind': None, 'reason': str(raised.msg)}))
     if not isinstance(raised, RuleSkipped):
         return report
+    if is_rule and report.skipped and raised.kind in NOT_APPLICABLE_KINDS and _waived(item):
+        return _stale_waiver(item, report, raised)
     report.user_properties.append(
         (OUTCOME_PROPERTY, {'rule_id': raised.rule_id, 'skip_kind': raised.kind, 'reason': raised.why})
     )

@@ -32,6 +32,8 @@ class RuleFailure(AssertionError):
     """The other event loop the backend's error shows its code is tied to (asyncio-only code on trio), if any."""
     advisory: str | None = None
     """Why the failure only advises (its rule is `should`, or its claim was not declared); None: it fails the rule."""
+    raised_by: str | None = None
+    """The backend operation whose error ended the rule (`write_bytes`), if its error did: a `broken` candidate."""
 
 
 def safe_str(error: BaseException, *, named: bool = True) -> str:

@@ -86,6 +86,12 @@ def _located(failure: RuleFailure, seen: BaseException) -> RuleFailure:
     return failure
 
 
+def _ended(run: RuleRun, failure: RuleFailure, seen: BaseException) -> RuleFailure:
+    """`failure`, located where `seen` happened, naming the backend operation whose error `seen` is, if any."""
+    failure.raised_by = run.log.raised_by(seen)
+    return _located(failure, seen)
+
+
 def _cause(seen: BaseException) -> BaseException | None:
     """The cause a failure raised over `seen` keeps: `seen`'s own, not `seen` (the guard catching it says nothing).
 
@@ -333,7 +339,7 @@ async def _check(
     except pytest.fail.Exception as failed:
         if scope.cancel_called:
             raise expired(failed) from _cause(failed)
-        raise _located(framed(rule, _observed(run, failed.msg or 'failed')), failed) from _cause(failed)
+        raise _ended(run, framed(rule, _observed(run, failed.msg or 'failed')), failed) from _cause(failed)
     except _PASS_THROUGH:
         raise
     except RuleFailure:
@@ -342,12 +348,13 @@ async def _check(
         if scope.cancel_called:
             raise expired(failure) from _cause(failure)
         observed = safe_str(failure, named=type(failure) is not AssertionError)
-        raise _located(_tied_failure(rule, _observed(run, observed), failure, request), failure) from _cause(failure)
+        tied = _tied_failure(rule, _observed(run, observed), failure, request)
+        raise _ended(run, tied, failure) from _cause(failure)
     except Exception as error:
         if scope.cancel_called:
             raise expired(error) from _cause(error)
         observed = _observed(run, f'raised {safe_str(error)}{_after(run)}')
-        raise _located(_tied_failure(rule, observed, error, request), error) from _cause(error)
+        raise _ended(run, _tied_failure(rule, observed, error, request), error) from _cause(error)
     except KeyboardInterrupt as interrupt:
         hang = hangs.watchdog.claim()
         if hang is None:  # Ctrl-C: the session stops

@@ -50,6 +50,9 @@ class Rule:
     """Of a `claim` rule, the claim the subject declares for the rule to bind (`claims` fixture); None otherwise."""
     platforms: tuple[Platform, ...] = PLATFORMS
     """The workspace platforms the rule has a form for; on any other it is not applicable (skip kind `platform`)."""
+    grounds: tuple[str, ...] = ()
+    """The backend operations the rule is the first check of: when it fails on an error of one, every other rule
+    that ended on an error of that operation is reported `broken` by it, not as one more failure."""
 
     @property
     def runs_alone(self) -> bool:
@@ -67,6 +70,7 @@ class Rule:
             **asdict(self),
             'requires': list(self.requires),
             'platforms': list(self.platforms),
+            'grounds': list(self.grounds),
             'runs_alone': self.runs_alone,
         }
 

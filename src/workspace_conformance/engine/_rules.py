@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import pytest
 
 from .._frames import machinery_hidden
+from .._mirror import OPERATIONS
 from ..vocabulary import (
     AREAS,
     CAPABILITY_AREAS,
@@ -94,6 +95,7 @@ def rule(
     must: str | None = None,
     claim: str | None = None,
     platforms: Iterable[Platform] | None = None,
+    grounds: Iterable[str] = (),
 ) -> Callable[[TestMethod], TestMethod]:
     """Declare a test method a rule: tag it, resolve its `requires` before the body, and bound it with a hang guard.
 
@@ -104,6 +106,8 @@ def rule(
     what other rules share; rules that need `fresh`, `attach`, `destroy` or `sacrificial` run alone anyway.
     `platforms` are the workspace platforms the body has a form for: by default both, except for a rule that needs
     commands or a POSIX tool (`POSIX_ONLY`), which is 'posix' only unless it says `platforms=('posix', 'windows')`.
+    `grounds` names the backend operations (`'write_bytes'`) the rule is the first check of: where it fails on an
+    error of one, the other rules that ended on an error of that operation are reported `broken`, pointing at it.
     """
     unknown = set(requires) - set(REQUIREMENTS)
     if area not in AREAS or level not in LEVELS or unknown:
@@ -128,6 +132,17 @@ def rule(
         )
 
     forms = _platforms(requires, platforms)
+    grounded = tuple(grounds)
+    strange = sorted(set(grounded) - set(OPERATIONS))
+    if isinstance(grounds, str) or strange:
+        raise ValueError(
+            f'bad rule declaration: grounds={grounds!r} must be backend operations, a tuple of {list(OPERATIONS)}'
+        )
+    if grounded and must is None:
+        raise ValueError(
+            f'bad rule declaration: grounds={grounded!r} without must=: only a rule whose failure binds can be the '
+            'cause other rules are broken by; name its clause (must="B33")'
+        )
 
     def decorate(function: TestMethod) -> TestMethod:
         name = function.__name__
@@ -148,6 +163,7 @@ def rule(
             clause_id=must,
             claim=claim,
             platforms=forms,
+            grounds=grounded,
         )
         wrapper = guarded(function, meta)
         setattr(wrapper, RULE_ATTRIBUTE, meta)

@@ -12,6 +12,7 @@ import contextlib
 import math
 import time
 import weakref
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -84,6 +85,8 @@ TIMEOUT_SLACK = 10.0
 Only on a backend that answered a call before: a backend's first call may also create its environment."""
 TOOK_KEPT = 32
 """Solitary calls whose durations a rule keeps, for `auto` to measure the backend by."""
+RAISED_KEPT = 256
+"""Errors of backend calls a rule keeps, newest last, to tell which one ended it."""
 
 
 @dataclass(eq=False)
@@ -243,6 +246,25 @@ class OperationLog:
     """`backend.call(...) returned None, not bytes`: each value of a type the protocol does not allow."""
     observer: Callable[[list[float]], None] | None = None
     """Told `took` after each call (under `auto`, a batch's leader measures its backend so)."""
+    raised: deque[tuple[BaseException, str]] = field(default_factory=lambda: deque(maxlen=RAISED_KEPT))
+    """The latest errors backend calls raised, and the operation each came from: which one ended the rule."""
+
+    def raised_by(self, error: BaseException, depth: int = 4) -> str | None:
+        """The operation whose error `error` is or holds: itself, its cause or context, or all of a group's members."""
+        for known, name in reversed(self.raised):
+            if known is error:
+                return name
+        if depth == 0:
+            return None
+        if isinstance(error, BaseExceptionGroup):
+            members = {self.raised_by(member, depth - 1) for member in error.exceptions}
+            return members.pop() if len(members) == 1 else None
+        for linked in (error.__cause__, error.__context__):
+            if linked is not None:
+                found = self.raised_by(linked, depth - 1)
+                if found is not None:
+                    return found
+        return None
 
     async def call(
         self,
@@ -382,8 +404,9 @@ class _Traced(Mirror):
         bounded = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None  # True is 1 s too
         try:
             result = await self._log.call(name, describe_call(name, args, kwargs), call, key=key, timeout=bounded)
-        except Exception:
+        except Exception as error:
             self._log.hangs.note_answer(self._wrapped)  # an error is an answer too
+            self._log.raised.append((error, name))
             raise
         self._log.hangs.note_answer(self._wrapped)
         return result

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ..vocabulary import OUTCOME_PROPERTY
 from ._rules import catalog
 
 __all__ = (
@@ -106,6 +107,8 @@ class ExpectedFailuresFile:
         self.waivers = waivers
         self.stale: dict[str, set[str]] = {}
         """Each entry whose rule passed, and the event loops it passed on."""
+        self.inapplicable: dict[str, set[str]] = {}
+        """Each entry whose rule does not apply to the backend, and the event loops it was found so on."""
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """A usage error when the file names a rule that no suite class of the session has."""
@@ -121,17 +124,21 @@ class ExpectedFailuresFile:
         """Note an entry whose rule passed: a call that failed under the file's strict xfail is one that passed."""
         filed = next((value for name, value in report.user_properties if name == FILED_PROPERTY), None)
         if report.when == 'call' and report.failed and isinstance(filed, dict):
-            self.stale.setdefault(str(filed['rule_id']), set()).add(str(filed['loop']))
+            outcome = next((value for name, value in report.user_properties if name == OUTCOME_PROPERTY), None)
+            stale = isinstance(outcome, dict) and 'stale_waiver' in outcome
+            found = self.inapplicable if stale else self.stale
+            found.setdefault(str(filed['rule_id']), set()).add(str(filed['loop']))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """One line per entry of the file whose rule passed: remove it."""
-        if not self.stale:
+        if not self.stale and not self.inapplicable:
             return
         terminalreporter.section('stale expected failures', red=True)
-        for rule_id in sorted(self.stale):
-            loops = ', '.join(sorted(self.stale[rule_id]))
-            on = f' (on {loops})' if loops else ''
-            terminalreporter.line(f'{self.waivers.path}: remove `{rule_id}`: it passes now{on}', red=True)
+        for found, why in ((self.stale, 'it passes now'), (self.inapplicable, 'it does not apply to this backend')):
+            for rule_id in sorted(found):
+                loops = ', '.join(sorted(found[rule_id]))
+                on = f' (on {loops})' if loops else ''
+                terminalreporter.line(f'{self.waivers.path}: remove `{rule_id}`: {why}{on}', red=True)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -15,7 +15,7 @@ from .model import Report, RuleSummary, SuiteReport, summarize
 
 __all__ = ('ReportDiff', 'diff_reports')
 
-_RANK = {'passed': 0, 'not-applicable': 0, 'advisory': 0, 'gap': 1, 'missing': 2, 'failed': 2}
+_RANK = {'passed': 0, 'not-applicable': 0, 'advisory': 0, 'gap': 1, 'missing': 2, 'broken': 2, 'failed': 2}
 _EVIDENCE_CHARS = 200
 _FAILED = ('failed', 'error', 'xpassed')
 
@@ -56,8 +56,10 @@ class _Entry:
 
     def on(self, loops: set[str]) -> RuleSummary | None:
         """The rule's summary over `loops` only (None when it has no outcome on any of them)."""
-        outcomes = [r for r in self.suite.results if r.rule_id == self.summary.rule_id and r.anyio_backend in loops]
-        return summarize(outcomes)[0] if outcomes else None
+        # The whole suite on those loops, not the rule alone: whether its failure is broken depends on other rules'.
+        outcomes = [r for r in self.suite.results if r.anyio_backend in loops]
+        mine = [summary for summary in summarize(outcomes) if summary.rule_id == self.summary.rule_id]
+        return mine[0] if mine else None
 
     def observed(self, loops: set[str], outcomes: tuple[str, ...] = _FAILED) -> str:
         """What the rule observed where it had `outcomes` (a failure) on `loops`: one line, no rule or clause ('')."""

@@ -23,6 +23,7 @@ __all__ = (
     'Verdict',
     'Waiver',
     'advisories',
+    'broken_causes',
     'isolation_of',
     'isolation_verdict',
     'meets',
@@ -70,6 +71,12 @@ class RuleOutcome(_OfARule):
     loop_tie: str | None = None
     """For a failure: the other event loop its error shows the backend's code is tied to (asyncio-only code that
     failed on trio: `asyncio`), else None."""
+    raised_by: str | None = None
+    """For a failure: the backend operation (`write_bytes`) whose error ended the rule, else None (what it saw was
+    wrong, or its own code failed)."""
+    grounds: list[str] = []
+    """The backend operations the rule is the first check of (`Rule.grounds`): when it fails on one of them, the
+    other rules that ended on an error of that operation are `broken` by it."""
 
 
 class RuleSummary(_OfARule):
@@ -80,6 +87,8 @@ class RuleSummary(_OfARule):
     """Why it is not a pass: the skip kind and reason, the failure excerpt, or what is missing."""
     skip_kind: SkipKind | None = None
     """The kind of skip behind a gap or a not-applicable rule (`overridden` for a rule the subclass overrode)."""
+    broken_by: str | None = None
+    """Of a `broken` rule: the rule that failed for its cause, which grounds the operation it ended on."""
 
 
 _SEVERITY: dict[RuleStatus, int] = {
@@ -87,8 +96,9 @@ _SEVERITY: dict[RuleStatus, int] = {
     'not-applicable': 1,
     'gap': 2,
     'advisory': 3,
-    'missing': 4,
-    'failed': 5,
+    'broken': 4,
+    'missing': 5,
+    'failed': 6,
 }
 
 
@@ -110,14 +120,65 @@ def _status(outcome: RuleOutcome) -> tuple[RuleStatus, str | None]:
     return 'gap', f'{outcome.skip_kind or "unclassified"}: {outcome.reason or ""}'
 
 
+def _failed_on(outcome: RuleOutcome, *, advising: bool = False) -> bool:
+    """Whether `outcome` is a failure (or, `advising`, an advisory) that ended on an error of a backend operation."""
+    kinds = ('failed', 'error', 'advisory') if advising else ('failed', 'error')
+    return outcome.outcome in kinds and outcome.raised_by is not None
+
+
+def broken_causes(outcomes: Iterable[RuleOutcome]) -> dict[tuple[str, str], str]:
+    """(rule id, event loop) -> the rule that failed for its cause, for each failure that is only an echo of another.
+
+    A failure is an echo when it ended on an error of a backend operation, and the rule that grounds that operation
+    failed on an error of the same operation on the same event loop. A grounding rule that is itself an echo (it ended
+    on an operation another rule grounds) passes its cause on, so each echo points at the first cause.
+    """
+    outcomes = list(outcomes)
+    grounding: dict[tuple[str, str], RuleOutcome] = {}  # (operation, loop) -> the rule that grounds it
+    for outcome in outcomes:
+        for operation in outcome.grounds:
+            grounding.setdefault((operation, outcome.anyio_backend), outcome)
+
+    def cause(outcome: RuleOutcome, seen: frozenset[str]) -> str | None:
+        if not _failed_on(outcome, advising=True):
+            return None
+        ground = grounding.get((str(outcome.raised_by), outcome.anyio_backend))
+        if ground is None or ground.rule_id in seen or not _failed_on(ground):
+            return None
+        if ground.rule_id == outcome.rule_id:
+            return None
+        if ground.raised_by != outcome.raised_by:  # the grounding rule ended on another operation: its cause, if any
+            return cause(ground, seen | {outcome.rule_id})
+        return ground.rule_id
+
+    found = {}
+    for outcome in outcomes:
+        root = cause(outcome, frozenset({outcome.rule_id}))
+        if root is not None:
+            found[(outcome.rule_id, outcome.anyio_backend)] = root
+    return found
+
+
 def summarize(outcomes: Iterable[RuleOutcome]) -> list[RuleSummary]:
-    """One summary per rule: the worst of its outcomes over the anyio backends (a failure anywhere fails it)."""
-    worst: dict[str, tuple[RuleOutcome, RuleStatus, str | None]] = {}
+    """One summary per rule: the worst of its outcomes over the anyio backends (a failure anywhere fails it).
+
+    A failure that only echoes another rule's (`broken_causes`) is `broken`, pointing at that rule.
+    """
+    outcomes = list(outcomes)
+    echoes = broken_causes(outcomes)
+    worst: dict[str, tuple[RuleOutcome, RuleStatus, str | None, str | None]] = {}
     for outcome in outcomes:
         status, detail = _status(outcome)
+        cause = echoes.get((outcome.rule_id, outcome.anyio_backend))
+        if cause is not None:
+            status = 'broken'
+            detail = (
+                f'broken by {cause} on {outcome.anyio_backend}: backend.{outcome.raised_by} raised here too, and '
+                f'{cause} failed on it first; fix that and run again ({outcome.observed or outcome.excerpt or ""})'
+            ).removesuffix(' ()')
         seen = worst.get(outcome.rule_id)
         if seen is None or _SEVERITY[status] > _SEVERITY[seen[1]]:
-            worst[outcome.rule_id] = (outcome, status, detail)
+            worst[outcome.rule_id] = (outcome, status, detail, cause)
     return [
         RuleSummary(
             rule_id=rule_id,
@@ -127,8 +188,9 @@ def summarize(outcomes: Iterable[RuleOutcome]) -> list[RuleSummary]:
             status=status,
             detail=detail,
             skip_kind=outcome.skip_kind if status in ('gap', 'not-applicable') else None,
+            broken_by=cause if status == 'broken' else None,
         )
-        for rule_id, (outcome, status, detail) in worst.items()
+        for rule_id, (outcome, status, detail, cause) in worst.items()
     ]
 
 
@@ -146,7 +208,7 @@ def verdict_of(summaries: Iterable[RuleSummary]) -> Verdict:
     for summary in summaries:
         binding_gap = summary.status == 'gap' and summary.strength == 'must'
         core_gap = binding_gap and summary.level == 'core' and summary.skip_kind != 'overridden'
-        if summary.status in ('failed', 'missing') or core_gap:
+        if summary.status in ('failed', 'broken', 'missing') or core_gap:
             return 'not certified'
     if any(summary.status == 'gap' and summary.strength == 'must' for summary in summaries):
         return 'partial'

@@ -101,6 +101,7 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
         'duration': duration,
         'calls': cost.get('calls', previous.calls if previous else None),
         'round_trips': cost.get('round_trips', previous.round_trips if previous else None),
+        'grounds': [str(operation) for operation in rule.get('grounds', ())],
     }
     wasxfail = getattr(report, 'wasxfail', None)
     if report.when == 'teardown':
@@ -124,6 +125,7 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
         if report.when == 'setup':
             return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report), observed=_observed(report))
         tie = classified.get('loop_tie') if isinstance(classified, dict) else None
+        by = classified.get('raised_by') if isinstance(classified, dict) else None
         return RuleOutcome(
             **base,
             outcome='failed',
@@ -131,6 +133,7 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
             observed=_observed(report),
             frames=_frames(report),
             loop_tie=tie if isinstance(tie, str) else None,
+            raised_by=by if isinstance(by, str) else None,
         )
     if isinstance(classified, dict) and 'advisory' in classified:
         return RuleOutcome(
@@ -140,6 +143,7 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
             excerpt=_excerpt(report),
             observed=_observed(report),
             frames=_frames(report),
+            raised_by=str(classified['raised_by']) if isinstance(classified.get('raised_by'), str) else None,
         )
     if wasxfail is not None:
         return RuleOutcome(

@@ -232,7 +232,7 @@ class CommandRules:
                 f'(a success must carry the whole output)'
             )
 
-    @rule(area='commands', requires=['commands'], upstream=True, must='B03')
+    @rule(area='commands', requires=['commands'], upstream=True, must='B03', grounds=('run',))
     async def test_result_reports_exit_code_stdout_and_stderr(self, backend: WorkspaceBackend) -> None:
         """A non-zero exit is a normal result carrying the exit code and both streams, not an exception."""
         result = await commands_of(backend).run('printf to-out; printf to-err >&2; exit 42', shell=True)

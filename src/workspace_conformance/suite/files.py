@@ -101,7 +101,7 @@ class FileRules:
                 first = first_difference(back, data)
                 raise AssertionError(f'read back {len(back)} bytes of {len(data)}, first difference at byte {first}')
 
-    @rule(area='files', requires=['filesystem'], upstream=True, must='B33')
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B33', grounds=('write_bytes', 'read_bytes'))
     async def test_bytes_round_trip_and_write_creates_parents(self, backend: WorkspaceBackend) -> None:
         """Every byte value round-trips, a write creates missing parents, and a rewrite replaces the whole file."""
         workspace = workspace_of(backend)
@@ -115,7 +115,7 @@ class FileRules:
             back = await workspace.read_bytes(path)
             assert back == b'short', f'after rewriting with b"short" the file held {back[:40]!r}'
 
-    @rule(area='files', requires=['filesystem'], upstream=True, must='B38')
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B38', grounds=('exists',))
     async def test_exists(self, backend: WorkspaceBackend) -> None:
         """`exists` is true for a file and a directory, and false (not an error) for a missing path."""
         workspace = workspace_of(backend)
@@ -132,7 +132,7 @@ class FileRules:
                 answer = await workspace.exists(path)
                 assert answer is expected, f'exists({path!r}) returned {answer!r}, expected {expected}'
 
-    @rule(area='files', requires=['filesystem'], upstream=True, must='B32')
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B32', grounds=('stat', 'list_dir'))
     async def test_stat_and_list_dir(self, backend: WorkspaceBackend) -> None:
         """`stat` and `list_dir` report each entry's name, absolute path, kind, and a size that is exact or `None`."""
         workspace = workspace_of(backend)
@@ -154,7 +154,7 @@ class FileRules:
             assert listed == [('four.bin', file, False)], f'list_dir of a directory with one file gave {listed!r}'
             assert inner[0].size in (None, 4), f'list_dir gave a 4-byte file the size {inner[0].size!r}'
 
-    @rule(area='files', requires=['filesystem'], upstream=True, must='B35')
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B35', grounds=('make_dir',))
     async def test_make_dir_creates_parents_and_is_idempotent(self, backend: WorkspaceBackend) -> None:
         """`make_dir` creates missing parents, and making an existing directory again succeeds and keeps its files."""
         workspace = workspace_of(backend)
@@ -318,7 +318,7 @@ class FileRules:
                 await workspace.make_dir(file)
             assert await workspace.read_bytes(file) == b'a file', 'the refused make_dir replaced the file'
 
-    @rule(area='files', requires=['filesystem'], upstream=True, must='B36')
+    @rule(area='files', requires=['filesystem'], upstream=True, must='B36', grounds=('remove',))
     async def test_remove_deletes_a_file_or_a_tree(self, backend: WorkspaceBackend) -> None:
         """`remove` deletes a file, or a directory with everything in it, and nothing beside them."""
         workspace = workspace_of(backend)

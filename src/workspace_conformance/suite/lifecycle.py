@@ -307,7 +307,7 @@ class LifecycleRules:
             'both times: the environment it was creating was lost'
         )
 
-    @rule(area='lifecycle', since='0.2.0', must='B42')
+    @rule(area='lifecycle', since='0.2.0', must='B42', grounds=('working_dir',))
     async def test_working_dir_is_stable(self, backend: WorkspaceBackend) -> None:
         """`working_dir()` returns the same path on every call, concurrent or not, before and after other operations."""
         first = await backend.working_dir()

@@ -13,7 +13,8 @@ import uuid
 import anyio
 from pydantic_ai.workspaces import CommandResult, WorkspaceBackend, WorkspaceError
 
-from ..authoring import commands_of, current_run, gather, rule, scratch, workspace_of
+from ..authoring import commands_of, current_run, gather, paths, rule, scratch, workspace_of
+from ._timeouts import timed_out_once_started
 
 __all__ = ('SessionRules',)
 
@@ -21,6 +22,10 @@ REPEATS = 40
 """How many times the repetition rule runs its command: half one after another, half at once."""
 LONG_SCRIPT_BYTES = 100 * 1024
 """The size of the long script: past the 64 KiB some exec APIs cut at, under Linux's 128 KiB for one argument."""
+TICK = 'n=0; while [ "$n" -lt 1200 ] && [ -d "${1%/*}" ]; do printf x >> "$1"; n=$((n + 1)); sleep 0.05; done'
+"""Shell that appends a byte to the file `$1` every 50 ms: for a minute at most, and only while its directory exists."""
+STILL = 0.5
+"""Seconds (at time scale 1) a stopped tree's file must keep its size to count as written no more."""
 
 
 def _shown(result: CommandResult) -> str:
@@ -153,3 +158,39 @@ class SessionRules:
                 f'{len(script)} bytes of script as {form} gave {_shown(result)}, not exit 0 and {expected!r}: '
                 'the script was cut or changed on the way'
             )
+
+    @rule(area='processes', level='extended', requires=['commands', 'posix_shell'], since='0.3.0', timeout=120)
+    async def test_a_timed_out_command_s_grandchild_writes_nothing_more(self, backend: WorkspaceBackend) -> None:
+        """Once a shell string times out, a grandchild it started writes nothing more into the environment.
+
+        A hosted sandbox once stopped only the process its exec API spawned on a timeout: the grandchildren went on
+        writing. This rule watches what they do, not their pids: the file a grandchild appends to every 50 ms stops
+        growing within 15 s of the timeout.
+        """
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        run = current_run()
+        async with scratch(workspace) as root:
+            ticks = paths.join(root, 'ticks')
+            child = f'sh -c {shlex.quote(TICK)} sh "$1"'  # the shell string's child starts the ticking grandchild
+            script = f'sh -c {shlex.quote(child)} sh {shlex.quote(ticks)}; printf not-reached'
+            _, never = await timed_out_once_started(
+                lambda timeout: commands.run(script, shell=True, timeout=timeout),
+                lambda _: workspace.exists(ticks),
+                'a shell string whose grandchild writes every 50 ms',
+            )
+            if never is not None:
+                raise AssertionError(f'the grandchild never wrote before its timeout, given {never}')
+            deadline = anyio.current_time() + run.seconds(15)
+            sizes = [len(await workspace.read_bytes(ticks))]
+            while True:
+                await anyio.sleep(run.seconds(STILL))
+                sizes.append(len(await workspace.read_bytes(ticks)))
+                if sizes[-1] == sizes[-2]:
+                    return
+                if anyio.current_time() > deadline:
+                    grew = ' -> '.join(map(str, sizes))
+                    raise AssertionError(
+                        f'the grandchild went on writing after its timeout: its file grew {grew} bytes, read '
+                        f'{run.seconds(STILL):g} s apart, for {run.seconds(15):g} s'
+                    )

@@ -202,7 +202,9 @@ def _check(name: str, path: str, mine: Any, model: Any) -> None:
     if _outcome(mine) != _outcome(model):
         shown = safe_str(mine) if isinstance(mine, BaseException) else repr(_outcome(mine))
         expected = safe_str(model) if isinstance(model, BaseException) else repr(_outcome(model))
-        raise AssertionError(f'{name}({path!r}) gave {shown}; the reference model gave {expected}')
+        # From the backend's own error: where that error echoes one a more basic rule found, the report says so.
+        cause = mine if isinstance(mine, BaseException) else None
+        raise AssertionError(f'{name}({path!r}) gave {shown}; the reference model gave {expected}') from cause
 
 
 class StatefulRules:

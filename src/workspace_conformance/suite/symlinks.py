@@ -90,7 +90,7 @@ class SymlinkRules:
             resolved = await workspace.realpath(link)
             assert resolved == real_target, f'after the write the link resolved to {resolved!r}: it was replaced'
 
-    @rule(area='symlinks', requires=['realpath'], upstream=True, must='B40')
+    @rule(area='symlinks', requires=['realpath'], upstream=True, must='B40', grounds=('realpath',))
     async def test_native_realpath_keeps_the_working_dir_and_missing_names(self, backend: WorkspaceBackend) -> None:
         """`SupportsRealpath.realpath` returns the working directory unchanged and keeps missing names as written."""
         assert isinstance(backend, SupportsRealpath)  # the guard resolved `requires=['realpath']`

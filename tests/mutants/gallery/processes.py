@@ -130,7 +130,11 @@ mutant(
 
 
 @breaks(
-    kills=['timeout_stops_the_foreground_process', 'timeout_stops_the_process_tree'],
+    kills=[
+        'timeout_stops_the_foreground_process',
+        'timeout_stops_the_process_tree',
+        'a_timed_out_command_s_grandchild_writes_nothing_more',
+    ],
     bug='On timeout the backend closes only its exec session, and the command it started keeps running.',
 )
 class TimeoutAbandonsTheCommand(InterceptsRun):
@@ -144,7 +148,11 @@ class TimeoutAbandonsTheCommand(InterceptsRun):
 
 
 @breaks(
-    kills=['timeout_stops_the_process_tree', 'cancellation_stops_the_process_tree'],
+    kills=[
+        'timeout_stops_the_process_tree',
+        'cancellation_stops_the_process_tree',
+        'a_timed_out_command_s_grandchild_writes_nothing_more',
+    ],
     bug='A timeout or cancellation kills only the process the backend spawned (Popen.kill), not its process group.',
 )
 class KillsOnlyTheDirectProcess(HandRolled):

@@ -29,8 +29,9 @@ _SPACE = re.compile(r'\s')
 _SLACK = 0.2
 """How far back (a fraction of the cap) a cut may move to reach a word boundary; past it, a long token is cut."""
 _FAILED_OUTCOMES = ('failed', 'error', 'xpassed')
-STATUS_ORDER = {'failed': 0, 'missing': 1, 'advisory': 2, 'gap': 3, 'not-applicable': 4, 'passed': 5}
-"""The order reports list rules in: failures first, then advisories (never hidden among the passes), passes last."""
+STATUS_ORDER = {'failed': 0, 'broken': 1, 'missing': 2, 'advisory': 3, 'gap': 4, 'not-applicable': 5, 'passed': 6}
+"""The order reports list rules in: failures first, then the rules they broke, then advisories (never hidden among
+the passes), passes last."""
 
 
 @dataclass(frozen=True)

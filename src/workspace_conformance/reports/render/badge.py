@@ -15,11 +15,15 @@ _LABEL = 'workspace conformance'
 
 
 def _message(report: Report) -> str:
-    """`verdict (passed/applicable)`; advisories are out of the fraction (never a failure) and counted after it."""
+    """`verdict (passed/applicable)`; advisories are out of the fraction (never a failure) and counted after it.
+
+    Broken rules stay in the fraction (never a pass) and are counted after it too: `(40/140, 90 broken)`.
+    """
     total = counts(report)
     applicable = sum(total.values()) - total['not-applicable'] - total['advisory']
-    advised = total['advisory']
-    apart = f', {advised} {"advisory" if advised == 1 else "advisories"}' if advised else ''
+    advised, broken = total['advisory'], total['broken']
+    apart = f', {broken} broken' if broken else ''
+    apart += f', {advised} {"advisory" if advised == 1 else "advisories"}' if advised else ''
     return f'{report.verdict} ({total["passed"]}/{applicable}{apart})'
 
 

@@ -1,6 +1,7 @@
 """The report as one self-contained HTML page (Jinja2; no external assets), filterable by status, area, strength.
 
-An advisory is its own status (`#status=advisory`), listed after the failures.
+An advisory is its own status (`#status=advisory`), listed after the failures; a broken rule (`#status=broken`) comes
+right after them, its row naming the failure it echoes.
 """
 
 from __future__ import annotations

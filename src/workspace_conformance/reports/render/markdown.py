@@ -49,6 +49,23 @@ def render_markdown(report: Report) -> str:
             f'{_cell(f.clause)} | {"<br>".join(_cell(line) for line in f.evidence)} |'
             for f in listed_failures
         ]
+    broken = findings(report, limit, ('broken',))
+    if broken:
+        lines += [
+            '',
+            '## Broken',
+            '',
+            'Rules that ended on an error of a backend operation a failure above already shows: each names that '
+            'failure. Fix it and run again; a broken rule is never a pass.',
+            '',
+            '| rule | broken by | observed |',
+            '| --- | --- | --- |',
+        ]
+        lines += [
+            f'| {rule_cell(f.subject, f.rule.area, f.rule.rule_id)} | `{f.rule.broken_by}` | '
+            f'{"<br>".join(_cell(line) for line in f.evidence)} |'
+            for f in broken
+        ]
     advised = findings(report, limit, ('advisory',))
     if advised:
         lines += [

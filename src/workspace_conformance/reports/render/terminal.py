@@ -127,6 +127,8 @@ def _write_suite(writer: TerminalWriter, suite: SuiteReport, report_file: Path |
                 summary, [outcome for outcome in suite.results if outcome.rule_id == summary.rule_id]
             ):
                 writer.write_line(line)
+    areas = {summary.rule_id: summary.area for summary in summaries}
+    _write_broken(writer, [summary for summary in summaries if summary.status == 'broken'], areas)
     counts = {name: sum(1 for summary in summaries if summary.status == name) for name in STATUSES}
     if counts['missing']:
         where = f'; the report lists them: {report_file}' if report_file is not None else ''
@@ -137,7 +139,7 @@ def _write_suite(writer: TerminalWriter, suite: SuiteReport, report_file: Path |
         writer.write_line(f'isolation: {suite.isolation.summary}', bold=True, red=bool(suite.isolation.failed))
     overrides = f' ({len(overridden)} overridden)' if overridden else ''
     writer.write_line(
-        f'verdict: {suite.verdict} ({counts["passed"]} passed, {counts["failed"]} failed, '
+        f'verdict: {suite.verdict} ({counts["passed"]} passed, {counts["failed"]} failed, {counts["broken"]} broken, '
         f'{counts["advisory"]} advisories, {counts["gap"]} gaps'
         f'{overrides}, {counts["not-applicable"]} not applicable, {counts["missing"]} missing; '
         f'{len(summaries)} rules on {", ".join(suite.anyio_backends)})',
@@ -146,6 +148,29 @@ def _write_suite(writer: TerminalWriter, suite: SuiteReport, report_file: Path |
         yellow=suite.verdict == 'partial',
         red=suite.verdict == 'not certified',
     )
+
+
+BROKEN_WIDTH = 110
+"""Characters of a line listing broken rules: the ids wrap, one cause's list takes a few lines however long."""
+
+
+def _write_broken(writer: TerminalWriter, broken: list[RuleSummary], areas: dict[str, str]) -> None:
+    """The broken rules, one list per failure they echo: the rule that failed first, then the ids it broke."""
+    causes: dict[str, list[str]] = {}
+    for summary in broken:
+        causes.setdefault(summary.broken_by or '?', []).append(f'{summary.area}/{summary.rule_id}')
+    for cause, rules in causes.items():
+        writer.write_line(
+            f'broken by [{areas.get(cause, "?")}/{cause}]: {len(rules)} rules ended on the error it failed on, so '
+            'they checked nothing; fix it and run again:'
+        )
+        line = ' '
+        for rule in rules:
+            if len(line) + len(rule) + 2 > BROKEN_WIDTH:
+                writer.write_line(line.rstrip(','))
+                line = ' '
+            line += f' {rule},'
+        writer.write_line(line.rstrip(','))
 
 
 def _write_loop_tie_hint(writer: TerminalWriter, suite: SuiteReport) -> None:
