@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workspace_conformance import cli
+from workspace_conformance import certifying, cli
 from workspace_conformance.runtime import privileges
 from workspace_conformance.runtime.leftovers import processes_of
 
@@ -254,7 +254,7 @@ def test_any_command_line_ends_in_a_known_status_without_traceback_or_leftovers(
     monkeypatch.setenv('TMPDIR', str(tmp))
     monkeypatch.setattr(tempfile, 'tempdir', str(tmp))
     monkeypatch.setenv(privileges.CAPABILITIES_DROPPED, '1')  # in-process: never re-execute through setpriv
-    monkeypatch.setattr(cli, '_session', _stub_session)
+    monkeypatch.setattr(certifying, '_session', _stub_session)
     tried: dict[str, int] = {}
     started = time.monotonic()
     cases = (_certify(places, allow_bad=True), _certify(places, allow_bad=False), _reading(places), _others())

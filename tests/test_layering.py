@@ -269,6 +269,15 @@ def test_the_import_graph_has_no_cycle(modules: dict[str, Module]) -> None:
     assert found == []
 
 
+LONGEST_MODULE = 600
+"""Lines a source file may hold: past it a module holds more than one thing (split it by what its parts do)."""
+
+
+def test_no_source_file_is_longer_than_600_lines() -> None:
+    lengths = {path.relative_to(ROOT).as_posix(): len(path.read_text().splitlines()) for path in ROOT.rglob('*.py')}
+    assert {name: length for name, length in lengths.items() if length > LONGEST_MODULE} == {}
+
+
 def test_the_checker_reports_an_area_importing_another_layers_private_module(tmp_path: Path) -> None:
     package = tmp_path / PACKAGE
     for name, source in {

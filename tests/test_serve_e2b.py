@@ -27,7 +27,8 @@ e2b = pytest.importorskip('e2b')
 pytest.importorskip('uvicorn')
 pytest.importorskip('starlette')
 
-from workspace_conformance.services.e2b.sandbox import Fidelity, bwrap_path  # noqa: E402
+from workspace_conformance.services.e2b.confinement import bwrap_path  # noqa: E402
+from workspace_conformance.services.e2b.sandbox import Fidelity  # noqa: E402
 from workspace_conformance.services.e2b.server import E2BSettings, ServiceThread  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group('serve-e2b')

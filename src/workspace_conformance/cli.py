@@ -1,65 +1,54 @@
-"""The `workspace-conformance` command: `certify` a backend, list the `rules`."""
+"""The `workspace-conformance` command: `certify` a backend, list the `rules`.
+
+It parses the command line and calls: a certification runs in `certifying`, from the `CertifyRequest` built here.
+"""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import functools
-import importlib.util
-import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
-
-import hypothesis.configuration
-import pytest
 
 from ._version import __version__
 from .capability import capability_rules
 from .catalog_format import FORMATS, render_suites
-from .engine.waivers import unknown_ids, waiver_file
+from .certifying import EXIT_CERTIFIED as EXIT_CERTIFIED
+from .certifying import EXIT_NOT_CERTIFIED, CertifyRequest, certify
+from .certifying import EXIT_NOT_RUN as EXIT_NOT_RUN
+from .certifying import EXIT_USAGE as EXIT_USAGE
+from .certifying import fail as _fail
+from .certifying import say as _say
+from .engine.waivers import waiver_file
 from .isolation import isolation_rules
 from .options import (
     concurrency,
-    keyword_problem,
     max_duration,
     output_directory_problem,
     time_scale,
     tool_claims,
     workers,
 )
-from .reports.assemble import assemble, now
-from .reports.bundle import write_bundle_extras
 from .reports.diff import diff_reports
 from .reports.matrix import MatrixError, find_bundles, group_rows, load_rows, write_matrix
-from .reports.plugin import RECORDER_NAME, ConformanceRecorder, waivers_record
-from .reports.recording import SubjectResults
-from .reports.redact import Redactor
 from .reports.submission import BUNDLE, SUBMISSION, is_submission, verify_submission
 from .reports.verify import load_report, overridden_in, verify_bundle
-from .reports.write import render, write_all
+from .reports.write import render
 from .runtime import emergency
-from .runtime.interrupts import cleaning_up, signals_stop_the_run, stopped_by, terminated_status
-from .runtime.leftovers import StaleRun, remove_stale_runs, run_directory
-from .runtime.privileges import announce_dropped_capabilities, drop_bypass_capabilities
+from .runtime.interrupts import stopped_by, terminated_status
+from .runtime.leftovers import remove_stale_runs
 from .suite import rules
-from .targets import NAMED_TARGETS, CertificationSpec, TargetError, TargetNotRunnable, resolve_target, target_statuses
-from .targets.base import Target
-from .targets.certification import GENERATED_MODULE, SPEC_ENVIRONMENT
-from .targets.isolation import OWN_CLAIMS, claims_option
-from .targets.listing import render_targets, write_not_run
-from .targets.loading import resolve_capability, resolve_tools
-from .targets.preflight import preflight
+from .targets import NAMED_TARGETS, target_statuses
+from .targets.isolation import OWN_CLAIMS
+from .targets.listing import render_targets
 from .tools import tool_rules
 
 __all__ = ('main',)
 
-EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 TRACEBACK_STYLES = ('auto', 'long', 'short', 'line', 'native')
 """`certify --tb` values: pytest's traceback styles (`no`, pytest's per-failure output off, is the default)."""
 EXIT_GRACE = 5.0
@@ -104,13 +93,27 @@ class _StoreTrueOnce(argparse._StoreTrueAction):
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The command line's parser: one `_add_*` function per subcommand, in the order `--help` lists them."""
     parser = _Parser(
         prog='workspace-conformance',
         description='Conformance checks and certification for Pydantic AI workspace backends.',
     )
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND', parser_class=_Parser)
+    _add_certify(commands)
+    _add_targets(commands)
+    _add_rules(commands)
+    _add_report(commands)
+    _add_diff(commands)
+    _add_verify(commands)
+    _add_matrix(commands)
+    _add_serve(commands)
+    _add_clean(commands)
+    return parser
 
+
+def _add_certify(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """`certify [TARGET]`: the target, its options and factories, the suites, the run's options, the outputs."""
     certify = commands.add_parser(
         'certify',
         help='run every rule against a backend and print the verdict',
@@ -139,6 +142,18 @@ def _parser() -> argparse.ArgumentParser:
     certify.add_argument(
         '--destroy', metavar='MODULE:FUNCTION', help='async function(backend) destroying its environment'
     )
+    _add_suite_options(certify)
+    _add_run_options(certify)
+    _add_output_options(certify)
+    certify.add_argument(
+        '--keep-capabilities',
+        action='store_true',
+        help='as root, keep CAP_DAC_OVERRIDE (the permission rule then skips as a runner gap)',
+    )
+
+
+def _add_suite_options(certify: argparse.ArgumentParser) -> None:
+    """`certify`'s suites beside the backend's: --capability, --isolation, --tools and --claims, --expected-failures."""
     certify.add_argument(
         '--capability',
         nargs='?',
@@ -179,6 +194,10 @@ def _parser() -> argparse.ArgumentParser:
         '`expected_failures` fixture means); an entry whose rule passes fails the run, with a line to remove it; '
         'a bundle holds the file and its hash',
     )
+
+
+def _add_run_options(certify: argparse.ArgumentParser) -> None:
+    """`certify`'s options of the run: event loops, -k, -n, and the --conformance-* options of the pytest plugin."""
     certify.add_argument('--anyio-backend', choices=['asyncio', 'trio', 'all'], default='all')
     certify.add_argument('-k', dest='keyword', metavar='EXPR', help='only rules matching this pytest -k expression')
     certify.add_argument(
@@ -218,6 +237,10 @@ def _parser() -> argparse.ArgumentParser:
         default='certify',
         help='Hypothesis profile of the generated cases (default: certify, thorough and repeatable)',
     )
+
+
+def _add_output_options(certify: argparse.ArgumentParser) -> None:
+    """`certify`'s output: pytest's own (-v, --tb) and the files written (--report, --bundle)."""
     certify.add_argument(
         '-v',
         dest='verbose',
@@ -239,16 +262,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar='DIR',
         help='write every report format plus environment.json, REPRODUCE.md and SHA256SUMS there',
     )
-    certify.add_argument(
-        '--keep-capabilities',
-        action='store_true',
-        help='as root, keep CAP_DAC_OVERRIDE (the permission rule then skips as a runner gap)',
-    )
 
+
+def _add_targets(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """`targets`: the named targets and whether each can run here, with the options they take."""
     targets = commands.add_parser('targets', help='list the named targets and whether each can run here')
     targets.add_argument('--format', choices=['table', 'json'], default='table')
     _add_target_options(targets)
 
+
+def _add_rules(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """`rules`: the rule catalogs, of every suite or one."""
     listing = commands.add_parser('rules', help='print the rule catalogs of the backend, capability and tool suites')
     listing.add_argument('--format', choices=FORMATS, default='table')
     listing.add_argument(
@@ -258,10 +282,16 @@ def _parser() -> argparse.ArgumentParser:
         help='only the rules of one suite',
     )
 
+
+def _add_report(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """`report REPORT_JSON`: a report rendered in another format."""
     report = commands.add_parser('report', help='render a report.json in another format')
     report.add_argument('report_json', metavar='REPORT_JSON')
     report.add_argument('--format', choices=['json', 'md', 'html', 'junit', 'badge', 'badge-json'], default='md')
 
+
+def _add_diff(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """`diff OLD_JSON NEW_JSON`: two reports compared."""
     diff = commands.add_parser(
         'diff',
         help='compare two report.json files: event loops, catalog and versions that changed, then each rule on '
@@ -270,6 +300,9 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument('old', metavar='OLD_JSON')
     diff.add_argument('new', metavar='NEW_JSON')
 
+
+def _add_verify(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """`verify DIR`: a bundle or a submission folder checked."""
     verify = commands.add_parser(
         'verify',
         help='check a bundle (hashes, verdicts, completeness), or a submission folder (its README, submission.yaml '
@@ -277,6 +310,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     verify.add_argument('bundle', metavar='DIR')
 
+
+def _add_matrix(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """`matrix BUNDLE_OR_DIR... --out DIR`: verified bundles side by side."""
     matrix = commands.add_parser(
         'matrix',
         help='verify bundles, then write them side by side: matrix.md, matrix.html, matrix.json; exit 1 when one '
@@ -291,6 +327,9 @@ def _parser() -> argparse.ArgumentParser:
     matrix.add_argument('bundles', metavar='BUNDLE_OR_DIR', nargs='+')
     matrix.add_argument('--out', metavar='DIR', required=True, help='directory to write the matrix files into')
 
+
+def _add_serve(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """`serve e2b`: the local stand-in for a hosted sandbox service, with its fidelity switches."""
     serve = commands.add_parser(
         'serve',
         help='run a local stand-in for a hosted sandbox service (e2b) until SIGINT or SIGTERM',
@@ -317,6 +356,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument('--unconfined', action='store_true', help='run sandboxes without bubblewrap even if installed')
 
+
+def _add_clean(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """`clean`: what dead runs left removed."""
     commands.add_parser(
         'clean',
         help='remove the directories (and end the processes) of runs whose process is gone, e.g. killed',
@@ -326,7 +368,6 @@ def _parser() -> argparse.ArgumentParser:
             'that records no owner, is never touched. `certify` does the same before it runs.'
         ),
     )
-    return parser
 
 
 def _add_target_options(parser: argparse.ArgumentParser) -> None:
@@ -345,12 +386,44 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _option_dest(name: str) -> str:
+    """The Namespace attribute of the target option `--NAME`."""
     return 'target_' + name.replace('-', '_')
 
 
 def _target_options(args: argparse.Namespace) -> dict[str, str | None]:
+    """Every named target's option by name, with the value given on the command line or None."""
     names = {option.name for named in NAMED_TARGETS.values() for option in named.options}
     return {name: getattr(args, _option_dest(name)) for name in names}
+
+
+def _certify_request(args: argparse.Namespace) -> CertifyRequest:
+    """The `certify` command line parsed into the request `certify` runs: each option, typed, and the target options."""
+    return CertifyRequest(
+        target=args.target,
+        fresh=args.fresh,
+        attach=args.attach,
+        destroy=args.destroy,
+        capability=args.capability,
+        tools=args.tools,
+        isolation=args.isolation,
+        claims=args.claims,
+        keyword=args.keyword,
+        workers=args.workers,
+        time_scale=args.conformance_time_scale,
+        concurrency=args.conformance_concurrency,
+        max_duration=args.conformance_max_duration,
+        rebuild_per_call=args.conformance_rebuild_per_call,
+        profile=args.conformance_profile,
+        expected_failures=args.expected_failures,
+        report=args.report,
+        bundle=args.bundle,
+        require=args.require,
+        keep_capabilities=args.keep_capabilities,
+        anyio_backend=args.anyio_backend,
+        verbose=args.verbose,
+        tbstyle=args.tbstyle,
+        target_options=_target_options(args),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -363,6 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    """Parse the command line and run its subcommand; `main` turns an unexpected exception into one line."""
     try:
         args = _parser().parse_args(argv)
     except _UsageError as error:
@@ -400,8 +474,7 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.write(render_targets(target_statuses(_target_options(args)), args.format))
         return 0
     try:
-        with _importable_from_here(args):
-            status = _certify(args, argv)
+        status = certify(_certify_request(args), argv)
     except KeyboardInterrupt:  # a signal before or after the session, which handles its own
         signum = stopped_by()
         _say(f'stopped by {signal.Signals(signum).name if signum else "SIGINT"} before any rule ran: not certified')
@@ -427,36 +500,6 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
 
-def _factory_specs(args: argparse.Namespace) -> list[str]:
-    """The command's `package.module:attribute` arguments: target, --fresh, --attach, --destroy, --capability."""
-    specs = (args.target, args.fresh, args.attach, args.destroy, args.capability, args.tools)
-    return [spec for spec in specs if isinstance(spec, str) and ':' in spec]
-
-
-@contextlib.contextmanager
-def _importable_from_here(args: argparse.Namespace) -> Iterator[None]:
-    """While `certify` runs, module:factory specs import from the current directory too, as under `python -m`.
-
-    The directory goes first on `sys.path` and on `PYTHONPATH` (for pytest-xdist workers and the setpriv re-exec);
-    both are restored afterwards.
-    """
-    here = os.getcwd()
-    if not _factory_specs(args) or here in sys.path:
-        yield
-        return
-    saved_path, saved_variable = list(sys.path), os.environ.get('PYTHONPATH')
-    sys.path.insert(0, here)
-    os.environ['PYTHONPATH'] = os.pathsep.join(part for part in (here, saved_variable) if part)
-    try:
-        yield
-    finally:
-        sys.path[:] = saved_path
-        if saved_variable is None:
-            os.environ.pop('PYTHONPATH', None)
-        else:
-            os.environ['PYTHONPATH'] = saved_variable
-
-
 def _exit_even_if_a_thread_stays(status: int) -> None:
     """After a run stopped by a signal, end the process `EXIT_GRACE` s from now if it has not exited by then.
 
@@ -475,6 +518,7 @@ def _exit_even_if_a_thread_stays(status: int) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
+    """`report`: the report.json given, rendered in `--format` on stdout; 2 when it cannot be read."""
     try:
         report = load_report(Path(args.report_json))
     except ValueError as error:
@@ -497,6 +541,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    """`verify`: check a bundle or submission folder, one line per problem (exit 1), else one line: verified."""
     directory = Path(args.bundle)
     if not directory.is_dir():
         return _fail(f'{directory}: not a directory')
@@ -544,426 +589,3 @@ def _clean() -> int:
     if not removed:
         sys.stdout.write('nothing to remove: no run directory of a dead run\n')
     return 0
-
-
-def _say_removed(removed: list[StaleRun]) -> None:
-    """One line naming the directories (and processes) of dead runs `certify` removed before it ran."""
-    if removed:
-        listed = '; '.join(stale.describe() for stale in removed)
-        _say(f'removed what {len(removed)} killed run(s) left: {listed}')
-
-
-def _not_run(args: argparse.Namespace, error: TargetNotRunnable) -> int:
-    """A named target that cannot run here: say why, keep the reason in the report directory, never pass."""
-    redact = Redactor()
-    sys.stdout.write(f'workspace-conformance: {redact(str(error))}\n')
-    output = args.bundle or args.report
-    if output:
-        write_not_run(Path(output), error.target, redact(error.reason))
-    return EXIT_NOT_CERTIFIED if args.require else EXIT_NOT_RUN
-
-
-def _clean_up(target: Target, run_root: Path) -> None:
-    """Remove what the run created outside its scratch directory; a failure is reported, never raised."""
-    if target.cleanup is None:
-        return
-    try:
-        target.cleanup(run_root)
-    except Exception as error:
-        _say(f'cleanup of {target.name} failed: {type(error).__name__}: {error}')
-
-
-def _say(message: str) -> None:
-    """Write one line to stderr, with the runner's secrets (a key in a factory's error) redacted."""
-    sys.stderr.write(f'workspace-conformance: {Redactor()(message)}\n')
-
-
-def _fail(message: str) -> int:
-    _say(message)
-    return EXIT_USAGE
-
-
-def _anyio_backends(choice: str) -> tuple[str, ...] | str:
-    has_trio = importlib.util.find_spec('trio') is not None
-    if choice == 'trio' and not has_trio:
-        return 'trio is not installed: pip install "workspace-conformance[trio]", or pass --anyio-backend asyncio'
-    if choice == 'all':
-        return ('asyncio', 'trio') if has_trio else ('asyncio',)
-    return (choice,)
-
-
-def _import_paths(args: argparse.Namespace) -> list[str]:
-    """The directories on sys.path that hold the modules of the command's package.module:factory arguments.
-
-    Those a bundle's REPRODUCE.md puts on PYTHONPATH; an installed module (under site-packages) needs none.
-    """
-    paths: list[str] = []
-    for spec in _factory_specs(args):
-        module_name = spec.partition(':')[0]
-        module = sys.modules.get(module_name)
-        file = getattr(module, '__file__', None)
-        if not file:
-            continue
-        root = Path(file).resolve().parent
-        for _ in range(module_name.count('.') + (1 if Path(file).name == '__init__.py' else 0)):
-            root = root.parent
-        if 'site-packages' not in root.parts and 'dist-packages' not in root.parts and str(root) not in paths:
-            paths.append(str(root))
-    return paths
-
-
-def _waivers_path(args: argparse.Namespace) -> Path | None:
-    """The file of expected failures `certify` was given, for its bundle to hold."""
-    return None if args.expected_failures is None else Path(args.expected_failures.path)
-
-
-def _write_unstarted(args: argparse.Namespace, name: str, loops: tuple[str, ...], argv: Sequence[str] | None) -> None:
-    """The report of a run stopped before its first rule: incomplete, every rule `missing` (if one was asked for)."""
-    output = args.bundle or args.report
-    if not output:
-        return
-    subject = SubjectResults(subject=f'test_certification.py::TestCertification[{name}]', started=set(loops))
-    subject.expected.update({rule.id: (rule.area, rule.level, rule.strength) for rule in rules()})
-    command = [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)]
-    report = assemble(
-        [subject],
-        started=now(),
-        profile=args.conformance_profile,
-        interrupted=True,
-        command=command,
-        waivers_file=waivers_record(args.expected_failures),
-    )
-    write_all(report, Path(output))
-    if args.bundle:
-        write_bundle_extras(Path(args.bundle), report, command, _import_paths(args), _waivers_path(args))
-
-
-def _session(pytest_args: list[str], plugins: list[object]) -> int:
-    """The pytest session of a certification; returns its exit status."""
-    return int(pytest.main(pytest_args, plugins=plugins))
-
-
-def _output_options(args: argparse.Namespace) -> list[str]:
-    """Pytest's output options: quiet, no per-failure sections or short summary (the summary's blocks say it all).
-
-    `-v` or `--tb STYLE` bring pytest's own failure sections and its list of failed items back.
-    """
-    if not args.verbose and args.tbstyle is None:
-        return ['-q', '--tb=no', '-rN']
-    return ['-v' if args.verbose else '-q', f'--tb={args.tbstyle or "auto"}', '-rfE']
-
-
-def _certify_problem(args: argparse.Namespace, loops: tuple[str, ...]) -> str | None:
-    """What is wrong with `certify`'s options beyond what argparse checks, found before anything runs and writes."""
-    if args.report and args.bundle:
-        return '--report and --bundle: pass one (--bundle DIR writes the report files too)'
-    for option, value in (('--report', args.report), ('--bundle', args.bundle)):
-        if value is not None:
-            problem = output_directory_problem(option, value)
-            if problem is not None:
-                return problem
-    if args.isolation is not None:
-        problem = _isolation_problem(args)
-        if problem is not None:
-            return problem
-    if args.claims is not None and args.tools is None:
-        return '--claims says what a tool capability claims: use it with --tools MODULE:FACTORY'
-    selectable = (
-        *(rules() if args.target is not None or args.tools is None else ()),
-        *(capability_rules() if args.capability is not None else ()),
-        *(tool_rules() if args.tools is not None else ()),
-        *(isolation_rules() if args.isolation is not None else ()),
-    )
-    if args.expected_failures is not None:
-        problem = unknown_ids(
-            f'--expected-failures {args.expected_failures.path}',
-            args.expected_failures.entries,
-            {rule.id for rule in selectable},
-        )
-        if problem is not None:
-            return problem
-    if args.keyword is not None:
-        return keyword_problem(args.keyword, (f'test_{rule.id}' for rule in selectable), loops)
-    return None
-
-
-def _say_claims(target: Target) -> None:
-    """One line: the isolation the target claims (`--isolation` checks it) and where its provider documents it."""
-    claims = ', '.join(sorted(target.isolation_claims)) or 'no isolation'
-    _say(f'{target.name} claims {claims}: {target.isolation_source or "its provider documents no isolation"}')
-
-
-def _isolation_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with `--isolation` here: no TARGET beside `--tools`, a target name given as CLAIMS, bad claims."""
-    if args.tools is not None and args.target is None:
-        return "--isolation checks a TARGET's sandbox: name one (certify TARGET --isolation --tools ...)"
-    if args.isolation in NAMED_TARGETS or ':' in args.isolation:
-        given = args.isolation
-        return f'--isolation took {given!r} as its CLAIMS: put TARGET first (certify {given} --isolation)'
-    try:
-        claims_option(args.isolation)
-    except TargetError as error:
-        return str(error)
-    return None
-
-
-class _RecorderCapture:
-    """Keeps the session's recorder after pytest has finished, so the CLI can state the verdict."""
-
-    recorder: ConformanceRecorder | None = None
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        self.recorder = config.pluginmanager.get_plugin(RECORDER_NAME)
-
-
-def _preflight(
-    args: argparse.Namespace, target: Target, loops: tuple[str, ...], environments: Path
-) -> tuple[tuple[str, ...], dict[str, str], bool] | None:
-    """A factory target's loops after its preflight, those left out and why, and whether its factory is awaited.
-
-    None, said in one line, when the backend works on no loop. Loops are left out only when the user let certify
-    choose them (`--anyio-backend all`, the default).
-    """
-    if args.target is None or args.target in NAMED_TARGETS:  # named targets check their requirements themselves
-        return loops, {}, False
-    found = preflight(
-        target, loops, environments, scale=args.conformance_time_scale or 1.0, choose=args.anyio_backend == 'all'
-    )
-    for trial in found.trials:
-        if trial.cleanup:
-            _say(f'cleaning up the preflight backend on {trial.loop}: {trial.cleanup}')
-    if found.failure is not None:
-        _say(found.failure)
-        return None
-    for line in found.lines():
-        _say(line)
-    return found.loops, found.left_out, found.awaits
-
-
-def _certify(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
-    """Certify the target `args` names: run every rule in a pytest session of its own, then state the verdict."""
-    ran = _run_certification(args, argv)
-    return ran if isinstance(ran, int) else _certification_verdict(args, argv, ran)
-
-
-@dataclass(frozen=True)
-class _Ran:
-    """What a certification's pytest session left for its verdict: its status, the recorder, the target and loops."""
-
-    status: int
-    recorder: ConformanceRecorder | None
-    target: str
-    loops: tuple[str, ...]
-
-
-def _certification_arguments(
-    args: argparse.Namespace,
-    run_dir: Path,
-    options: dict[str, str | None],
-    preflown: tuple[tuple[str, ...], dict[str, str], bool],
-) -> tuple[CertificationSpec, list[str]]:
-    """The spec the generated test module reads, and the arguments of the pytest session that runs it.
-
-    `preflown` is what the preflight found: the loops to run, those left out and why, and whether the factory awaits.
-    """
-    loops, left_out, awaits = preflown
-    spec = CertificationSpec(
-        target=args.target,
-        run_dir=str(run_dir / 'environments'),
-        anyio_backends=loops,
-        fresh=args.fresh,
-        attach=args.attach,
-        destroy=args.destroy,
-        options={name: value for name, value in options.items() if value is not None},
-        run_id=run_dir.name,
-        capability=args.capability,
-        tools=args.tools,
-        isolation=args.isolation,
-        claims=args.claims,
-        loops_left_out=left_out,
-        awaits=awaits,
-    )
-    tests = run_dir / 'suite'
-    pytest_args = [
-        str(tests),
-        *_output_options(args),
-        '--no-header',
-        '-p',
-        'no:cacheprovider',
-        '-W',
-        'ignore::pytest.PytestAssertRewriteWarning',
-        '--rootdir',
-        str(tests),
-        # pytest's own temporary directories (kept for three runs by default) go in the run's, not in TMPDIR.
-        '--basetemp',
-        str(run_dir / 'pytest'),
-        '-c',
-        str(tests / 'pytest.ini'),
-    ]
-    if args.keyword:
-        pytest_args += ['-k', args.keyword]
-    if args.workers:
-        pytest_args += ['-n', str(args.workers)]
-    if args.conformance_time_scale is not None:
-        pytest_args += ['--conformance-time-scale', str(args.conformance_time_scale)]
-    if args.conformance_concurrency is not None:
-        pytest_args += ['--conformance-concurrency', str(args.conformance_concurrency)]
-    if args.conformance_max_duration is not None:
-        pytest_args += ['--conformance-max-duration', str(args.conformance_max_duration)]
-    if args.conformance_rebuild_per_call:
-        pytest_args.append('--conformance-rebuild-per-call')
-    pytest_args += ['--conformance-profile', args.conformance_profile]
-    if args.expected_failures is not None:
-        pytest_args += ['--conformance-expected-failures', args.expected_failures.path]
-    output = args.bundle or args.report
-    if output:
-        pytest_args += ['--conformance-report', str(Path(output).resolve())]
-    return spec, pytest_args
-
-
-def _run_certification(args: argparse.Namespace, argv: Sequence[str] | None) -> int | _Ran:
-    """Check the arguments, resolve and preflight the target, then run the rules; an exit status when it stops early."""
-    backends = _anyio_backends(args.anyio_backend)
-    if isinstance(backends, str):
-        return _fail(backends)
-    if args.workers and importlib.util.find_spec('xdist') is None:
-        return _fail('-n needs pytest-xdist: pip install "workspace-conformance[xdist]"')
-    problem = _certify_problem(args, backends)
-    if problem is not None:
-        return _fail(problem)
-    _say_removed(remove_stale_runs())
-    options = _target_options(args)
-    resolve = functools.partial(
-        resolve_target, args.target, options=options, fresh=args.fresh, attach=args.attach, destroy=args.destroy
-    )
-    emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified
-    try:
-        checked = resolve()  # a factory target is imported here, and built in the preflight
-        if args.capability is not None:  # built once, so a factory that returns no capability fails here
-            with run_directory('workspace-conformance-check-') as check_dir:
-                resolve_capability(args.capability, checked)(Path(check_dir) / 'capability')
-        if args.tools is not None:  # built once, so a factory that returns no capability fails here
-            resolve_tools(args.tools).build()
-    except TargetNotRunnable as error:
-        return _not_run(args, error)
-    except TargetError as error:
-        return _fail(str(error))
-    named = NAMED_TARGETS.get(args.target or 'local')
-    if not args.keep_capabilities and not (named and named.keeps_capabilities):
-        drop_bypass_capabilities(argv)
-    # The run's directory, and every process working in it, go when the run ends: also on Ctrl-C, SIGTERM or SIGHUP
-    # (a second one exits at once, still cleaning up) and when the watchdog has to end a run whose backend ignores
-    # cancellation.
-    with signals_stop_the_run(), run_directory('workspace-conformance-', while_cleaning=cleaning_up) as run_dir:
-        target = resolve(run_id=run_dir.name, check_requirements=False)
-        loops = tuple(loop for loop in backends if loop in target.event_loops)
-        if args.isolation == OWN_CLAIMS:
-            _say_claims(target)
-        if not loops:
-            return _fail(f'target {target.name!r} runs only on {", ".join(target.event_loops)}: pass --anyio-backend')
-        environments = run_dir / 'environments'
-        unregister = emergency.on_exit(lambda: _clean_up(target, environments))
-        try:
-            checked_loops = _preflight(args, target, loops, environments)
-        except KeyboardInterrupt:  # a signal during the preflight: the report still says what is missing
-            with cleaning_up():
-                _clean_up(target, environments)
-                unregister()
-            _write_unstarted(args, target.name, loops, argv)
-            signum = stopped_by()
-            if signum is None:  # Ctrl-C: `main` says so
-                raise
-            name = signal.Signals(signum).name
-            sys.stdout.write(
-                f'workspace-conformance: not certified ({target.name}; stopped by {name} before any rule ran)\n'
-            )
-            return terminated_status() or EXIT_NOT_CERTIFIED
-        if checked_loops is None:
-            with cleaning_up():
-                _clean_up(target, environments)
-                unregister()
-            return EXIT_USAGE
-        loops = checked_loops[0]
-        announce_dropped_capabilities()
-        # Hypothesis keeps a cache of constants (and, in the dev profile, its example database) in its home
-        # directory, `.hypothesis` in the current directory by default: keep it in the run's own directory.
-        hypothesis_home = getattr(hypothesis.configuration, '__hypothesis_home_directory', None)
-        hypothesis.configuration.set_hypothesis_home_dir(str(run_dir / 'hypothesis'))
-        tests = run_dir / 'suite'
-        tests.mkdir()
-        (tests / 'pytest.ini').write_text('[pytest]\n')
-        (tests / 'test_certification.py').write_text(GENERATED_MODULE)
-        spec, pytest_args = _certification_arguments(args, run_dir, options, checked_loops)
-        previous_spec = os.environ.get(SPEC_ENVIRONMENT)
-        os.environ[SPEC_ENVIRONMENT] = spec.to_json()
-        capture = _RecorderCapture()
-        try:
-            status = _session(pytest_args, [capture])
-        finally:
-            # What the run changed in this process goes back, so a caller of `main` (a test) is left as it was.
-            hypothesis.configuration.set_hypothesis_home_dir(hypothesis_home)
-            if previous_spec is None:
-                os.environ.pop(SPEC_ENVIRONMENT, None)
-            else:
-                os.environ[SPEC_ENVIRONMENT] = previous_spec
-            with cleaning_up():
-                _clean_up(target, environments)
-                unregister()
-    subject = args.tools if args.tools is not None and args.target is None else target.name
-    return _Ran(status, capture.recorder, subject, loops)
-
-
-def _suites_left_out(args: argparse.Namespace, reported: set[str]) -> list[str]:
-    """The suite classes the command asked for that the report lacks (`-k` selected none of their rules)."""
-    asked = {
-        'TestCertification': args.target is not None or args.tools is None,
-        'TestCapability': args.capability is not None,
-        'TestTools': args.tools is not None,
-        'TestIsolation': args.isolation is not None,
-    }
-    return [name for name, wanted in asked.items() if wanted and name not in reported]
-
-
-def _certification_verdict(args: argparse.Namespace, argv: Sequence[str] | None, ran: _Ran) -> int:
-    """State the run's one verdict (the report's), write the bundle's extras, and return the exit status it means."""
-    signum = stopped_by()
-    stopped = f'; stopped by {signal.Signals(signum).name}' if signum is not None else ''
-    if ran.status == pytest.ExitCode.NO_TESTS_COLLECTED and args.keyword is not None and signum is None:
-        return _fail(f'-k {args.keyword!r} selects no rule: see `workspace-conformance rules` for their names')
-    recorder = ran.recorder
-    if (
-        recorder is None
-        or not recorder.subjects
-        or ran.status in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR)
-    ):
-        if signum is not None:  # stopped before any rule ran: the report still says what is missing
-            _write_unstarted(args, ran.target, ran.loops, argv)
-            sys.stdout.write(f'workspace-conformance: not certified ({ran.target}{stopped} before any rule ran)\n')
-            return terminated_status() or EXIT_NOT_CERTIFIED
-        sys.stdout.write('workspace-conformance: not certified (the run recorded no rule)\n')
-        return EXIT_NOT_CERTIFIED
-    if args.bundle and recorder.report is not None:
-        write_bundle_extras(
-            Path(args.bundle),
-            recorder.report,
-            [*sys.argv[:1], *(sys.argv[1:] if argv is None else argv)],
-            _import_paths(args),
-            _waivers_path(args),
-        )
-    # The one verdict: the report's, which also counts whether the run was complete.
-    verdict = recorder.report.verdict if recorder.report is not None else 'not certified'
-    terminated = terminated_status()
-    suites = recorder.report.suites if recorder.report is not None else []
-    isolation = ''.join(f'; isolation: {suite.isolation.summary}' for suite in suites if suite.isolation is not None)
-    left_out = _suites_left_out(args, {suite.suite_class for suite in suites})
-    if left_out:  # -k selected none of their rules: what was asked for was not all checked
-        verdict = 'not certified'
-        isolation += f'; -k left out every rule of {", ".join(left_out)}'
-    sys.stdout.write(
-        f'workspace-conformance: {verdict} ({ran.target if args.tools else args.target or "local"}{isolation}'
-        f'{stopped})\n'
-    )
-    if terminated is not None:
-        return terminated
-    return EXIT_CERTIFIED if verdict == 'certified' else EXIT_NOT_CERTIFIED

@@ -17,13 +17,10 @@ from workspace_conformance import WorkspaceToolSuite
 from workspace_conformance.authoring import calling, watching_host
 from workspace_conformance.doubles import memory_backend
 from workspace_conformance.targets.tools import TOOL_TARGETS, tool_suite_for
-from workspace_conformance.tools._support import (
-    Seeds,
-    ToolRuns,
-    decoy_host,
-    discover_tools,
-    files_only_with_symlinks,
-)
+from workspace_conformance.tools._discovery import discover_tools
+from workspace_conformance.tools._host_audit import decoy_host
+from workspace_conformance.tools._sweeps import ToolRuns
+from workspace_conformance.tools._workspaces import Seeds, files_only_with_symlinks
 
 harness = pytest.importorskip('pydantic_ai_harness', reason='pydantic-ai-harness is installed only in `nox -s targets`')
 

@@ -15,7 +15,10 @@ from pydantic_ai.workspaces import Workspace
 
 from workspace_conformance.authoring import calling, watching_host
 from workspace_conformance.doubles import memory_backend
-from workspace_conformance.tools._support import Seeds, ToolRuns, decoy_host, default_workspaces, discover_tools
+from workspace_conformance.tools._discovery import discover_tools
+from workspace_conformance.tools._host_audit import decoy_host
+from workspace_conformance.tools._sweeps import ToolRuns
+from workspace_conformance.tools._workspaces import Seeds, default_workspaces
 
 harness = pytest.importorskip('pydantic_ai_harness', reason='pydantic-ai-harness is installed only in `nox -s targets`')
 

@@ -10,7 +10,10 @@ from pydantic_ai.tools import ToolDefinition
 
 from workspace_conformance.authoring import calling, owning, watching_host
 from workspace_conformance.runtime import host_audit
-from workspace_conformance.tools._support import Seeds, _tree, derive_arguments, needs_commands, path_parameter
+from workspace_conformance.tools._discovery import derive_arguments, path_parameter
+from workspace_conformance.tools._fit import needs_commands
+from workspace_conformance.tools._host_audit import host_tree
+from workspace_conformance.tools._workspaces import Seeds
 
 
 def test_a_tools_stray_write_is_refused_and_recorded_and_reads_are_recorded(tmp_path: Path) -> None:
@@ -102,4 +105,4 @@ def test_the_workspace_snapshot_leaves_out_a_file_that_goes_while_it_is_taken(
         return read(self)
 
     monkeypatch.setattr(Path, 'read_bytes', renamed_first)
-    assert sorted(_tree(tmp_path)) == ['kept']
+    assert sorted(host_tree(tmp_path)) == ['kept']

@@ -48,18 +48,37 @@ class ReportDiff:
 
 
 @dataclass(frozen=True)
+class _Summaries:
+    """A suite's rule summaries over a set of its loops, each set summarized once however many rules ask for it."""
+
+    suite: SuiteReport
+    by_loops: dict[frozenset[str], dict[str, RuleSummary]] = field(default_factory=dict)
+
+    def on(self, loops: set[str]) -> dict[str, RuleSummary]:
+        """Every rule's summary over `loops` only, by rule id."""
+        key = frozenset(loops)
+        if key not in self.by_loops:
+            # The whole suite on those loops, not a rule alone: whether a failure is broken depends on other rules'.
+            outcomes = [r for r in self.suite.results if r.anyio_backend in loops]
+            self.by_loops[key] = {summary.rule_id: summary for summary in summarize(outcomes)}
+        return self.by_loops[key]
+
+
+@dataclass(frozen=True)
 class _Entry:
-    """One rule of a report: its summary over every loop, and the suite it ran in (its outcomes and loops)."""
+    """One rule of a report: its summary over every loop, and its suite's summaries (its outcomes and loops)."""
 
     summary: RuleSummary
-    suite: SuiteReport
+    summaries: _Summaries
+
+    @property
+    def suite(self) -> SuiteReport:
+        """The suite the rule ran in."""
+        return self.summaries.suite
 
     def on(self, loops: set[str]) -> RuleSummary | None:
         """The rule's summary over `loops` only (None when it has no outcome on any of them)."""
-        # The whole suite on those loops, not the rule alone: whether its failure is broken depends on other rules'.
-        outcomes = [r for r in self.suite.results if r.anyio_backend in loops]
-        mine = [summary for summary in summarize(outcomes) if summary.rule_id == self.summary.rule_id]
-        return mine[0] if mine else None
+        return self.summaries.on(loops).get(self.summary.rule_id)
 
     def observed(self, loops: set[str], outcomes: tuple[str, ...] = _FAILED) -> str:
         """What the rule observed where it had `outcomes` (a failure) on `loops`: one line, no rule or clause ('')."""
@@ -79,11 +98,12 @@ def _first_line(text: str) -> str:
 def _rules(report: Report) -> dict[str, _Entry]:
     # One suite per certification run; with several, rules are told apart by suite.
     prefix = len(report.suites) > 1
-    return {
-        (f'{suite.subject}::' if prefix else '') + f'{rule.area}/{rule.rule_id}': _Entry(rule, suite)
-        for suite in report.suites
-        for rule in suite.rules
-    }
+    entries: dict[str, _Entry] = {}
+    for suite in report.suites:
+        summaries = _Summaries(suite)
+        for rule in suite.rules:
+            entries[(f'{suite.subject}::' if prefix else '') + f'{rule.area}/{rule.rule_id}'] = _Entry(rule, summaries)
+    return entries
 
 
 def _loops(loops: set[str]) -> str:

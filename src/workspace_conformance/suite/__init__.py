@@ -25,6 +25,7 @@ from .caps import CapRules
 from .commands import CommandRules
 from .env import EnvRules
 from .environment import EnvironmentRules
+from .file_edges import FileEdgeRules
 from .files import FileRules
 from .lifecycle import LifecycleRules
 from .platforms import PlatformRules
@@ -64,6 +65,7 @@ class WorkspaceBackendSuite(  # pytest runs the last base's rules first: the pla
     SessionRules,
     CommandRules,
     EnvRules,
+    FileEdgeRules,
     FileRules,
     CapRules,
     SymlinkRules,

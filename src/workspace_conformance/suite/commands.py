@@ -6,7 +6,6 @@ import math
 import shlex
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -38,16 +37,13 @@ from ..authoring import (
     skip,
     workspace_of,
 )
+from ._output_caps import CAPPED_STDERR, CAPPED_STDOUT, OUTPUT_PAST_CAPS, check_output_limit_error, past_the_caps
 from ._timeouts import timed_out_once_started
 
 __all__ = ('CommandRules',)
 
 DOUBLING_ROUNDS = 14
 """`printf` of a string doubled this many times: 16 Ki copies, past every pipe buffer."""
-OUTPUT_PAST_CAPS = 12
-"""MiB one command writes to check output caps: past `LocalWorkspaceBackend`'s 10 MiB and common provider caps."""
-STDERR_BEFORE_CAPS = 128
-"""KiB the same command writes to stderr first, so both streams have output within any cap worth the name."""
 LOCAL_OUTPUT_CAP = 10 * 1024 * 1024
 """`LocalWorkspaceBackend`'s ceiling on a command's combined stdout and stderr, in bytes."""
 LOCAL_PREVIEW = 64 * 1024
@@ -99,68 +95,6 @@ def _chosen(variables: Mapping[str, str]) -> tuple[str, str] | None:
         if name in variables:
             return name, variables[name]
     return None
-
-
-@dataclass(frozen=True)
-class _Written:
-    """What one stream of the output-cap writer carries: a marker, then `size` copies of `fill`."""
-
-    name: str
-    marker: str
-    fill: str
-    size: int
-
-    def prefix(self, length: int) -> str:
-        """The first `length` characters the stream wrote."""
-        return (self.marker + self.fill * max(0, length - len(self.marker)))[:length]
-
-    def whole(self) -> str:
-        return self.prefix(len(self.marker) + self.size)
-
-    def preview_problem(self, preview: object, limit: int) -> str | None:
-        """Why `preview` is not a captured beginning of this stream bounded by `limit`, or None when it is one."""
-        if not isinstance(preview, str):
-            return f'the {self.name} preview is a {type(preview).__name__}, not a str'
-        if len(preview) > limit:
-            return f'the {self.name} preview holds {len(preview)} characters, more than the limit {limit}'
-        if preview != self.prefix(len(preview)):
-            return f'the {self.name} preview {preview[:60]!r} is not the beginning of what the command wrote there'
-        return None
-
-
-_CAPPED_STDERR = _Written('stderr', 'err-begins:', 'b', STDERR_BEFORE_CAPS * 1024)
-_CAPPED_STDOUT = _Written('stdout', 'out-begins:', 'a', OUTPUT_PAST_CAPS * 1024 * 1024)
-_PAST_THE_CAPS = (
-    f"printf '{_CAPPED_STDERR.marker}' >&2; "
-    f'dd if=/dev/zero bs=1024 count={STDERR_BEFORE_CAPS} 2>/dev/null | tr "\\000" {_CAPPED_STDERR.fill} >&2; '
-    f"printf '{_CAPPED_STDOUT.marker}'; "
-    f'dd if=/dev/zero bs=1048576 count={OUTPUT_PAST_CAPS} 2>/dev/null | tr "\\000" {_CAPPED_STDOUT.fill}'
-)
-"""All of stderr's output first, then stdout's: 128 KiB within any cap, then 12 MiB past the common ones."""
-
-
-async def _past_the_caps(backend: WorkspaceBackend) -> CommandResult | WorkspaceOutputLimitError:
-    """The result of the output-cap writer, or the `WorkspaceOutputLimitError` it raised."""
-    try:
-        return await commands_of(backend).run(['sh', '-c', _PAST_THE_CAPS])
-    except WorkspaceOutputLimitError as error:
-        return error
-
-
-def _check_output_limit_error(error: WorkspaceOutputLimitError) -> None:
-    """Fail unless `error` has a positive int `limit` and previews that are captured beginnings of both streams."""
-    limit = error.limit
-    assert type(limit) is int and limit > 0, f'the output limit error gave limit={limit!r}, not a positive int'
-    for stream, preview in ((_CAPPED_STDERR, error.stderr), (_CAPPED_STDOUT, error.stdout)):
-        problem = stream.preview_problem(preview, limit)
-        assert problem is None, f'{problem} (the output limit error of {OUTPUT_PAST_CAPS} MiB of output)'
-    # stderr wrote first, so it has output within any cap; stdout does once the cap is past stderr's output.
-    assert error.stderr, 'the output limit error held an empty stderr preview, though stderr wrote before stdout did'
-    within = len(_CAPPED_STDERR.whole())
-    assert error.stdout or limit <= within, (
-        f'the output limit error (limit={limit}) held an empty stdout preview, though the command wrote only '
-        f'{within} characters to stderr before writing to stdout'
-    )
 
 
 def _describe(result: CommandResult) -> str:
@@ -417,12 +351,12 @@ class CommandRules:
         streams: each a prefix of what the stream wrote, no longer than the limit, and not empty where the stream
         wrote within it. Never a success cut short.
         """
-        outcome = await _past_the_caps(backend)
+        outcome = await past_the_caps(backend)
         if isinstance(outcome, WorkspaceOutputLimitError):
-            _check_output_limit_error(outcome)
+            check_output_limit_error(outcome)
             return
         assert outcome.exit_code == 0, f'the writer exited {outcome.exit_code}: {outcome.stderr[:200]!r}'
-        for stream, text in ((_CAPPED_STDOUT, outcome.stdout), (_CAPPED_STDERR, outcome.stderr)):
+        for stream, text in ((CAPPED_STDOUT, outcome.stdout), (CAPPED_STDERR, outcome.stderr)):
             expected = stream.whole()
             assert text == expected, (
                 f'{OUTPUT_PAST_CAPS} MiB of output came back as a success whose {stream.name} held {len(text)} '
@@ -435,7 +369,7 @@ class CommandRules:
 
         Its previews hold at most the first 64 KiB of each stream. Not applicable to other backends.
         """
-        outcome = await _past_the_caps(backend)
+        outcome = await past_the_caps(backend)
         assert isinstance(outcome, WorkspaceOutputLimitError), (
             f'{OUTPUT_PAST_CAPS} MiB of output returned a result (exit {outcome.exit_code}, '
             f'{len(outcome.stdout) + len(outcome.stderr)} characters) instead of raising WorkspaceOutputLimitError'
@@ -443,7 +377,7 @@ class CommandRules:
         assert outcome.limit == LOCAL_OUTPUT_CAP, (
             f'the output limit error gave limit={outcome.limit!r}, expected {LOCAL_OUTPUT_CAP} (10 MiB)'
         )
-        for stream, preview in ((_CAPPED_STDOUT, outcome.stdout), (_CAPPED_STDERR, outcome.stderr)):
+        for stream, preview in ((CAPPED_STDOUT, outcome.stdout), (CAPPED_STDERR, outcome.stderr)):
             assert preview == stream.prefix(LOCAL_PREVIEW), (
                 f'the {stream.name} preview held {len(preview)} characters beginning {preview[:40]!r}, '
                 f'expected the first {LOCAL_PREVIEW} (64 KiB) of what the command wrote there'

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ..authoring import Rule, catalog
-from ._support import ToolFixtures, ToolWorkspace, default_workspaces, files_only_with_symlinks
+from ._fixtures import ToolFixtures
+from ._workspaces import ToolWorkspace, default_workspaces, files_only_with_symlinks
 from .bounds import BoundRules
 from .containment import ContainmentRules
 from .differential import DifferentialRules

@@ -22,7 +22,8 @@ from ..authoring import error_chain
 if TYPE_CHECKING:
     from pydantic_ai.tools import ToolDefinition
 
-    from ._support import CallRecord, Recorded
+    from ._calls import CallRecord
+    from ._sweeps import Recorded
 
 __all__ = (
     'COMMAND_NAMES',

@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 
 from ..authoring import rule, skip
+from ._discovery import is_read_tool, path_parameter
+from ._fit import needs_commands
 from ._shared import listed
-from ._support import HUGE_LINES, ToolSweeps, is_read_tool, needs_commands, path_parameter
+from ._sweeps import ToolSweeps
+from ._workspaces import HUGE_LINES
 
 __all__ = ('BoundRules',)
 

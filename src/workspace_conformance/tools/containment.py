@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..authoring import rule, skip
 from ._shared import listed
-from ._support import Recorded, ToolSweeps
+from ._sweeps import Recorded, ToolSweeps
 
 __all__ = ('ContainmentRules',)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 from ..authoring import rule, skip
+from ._calls import CallRecord
 from ._fit import commanding, described, lacks, unfit
 from ._shared import listed
-from ._support import CallRecord, Recorded, ToolSweeps
+from ._sweeps import Recorded, ToolSweeps
 
 __all__ = ('DifferentialRules',)
 

@@ -10,9 +10,11 @@ from contextlib import contextmanager
 from pydantic_ai.workspaces import ReadOnlyWorkspace
 
 from ..authoring import rule, safe_str, skip
+from ._discovery import discover_tools, is_read_tool
 from ._fit import commanding, described, unfit
 from ._shared import listed
-from ._support import Recorded, ToolSweeps, ToolWorkspace, discover_tools, is_read_tool
+from ._sweeps import Recorded, ToolSweeps
+from ._workspaces import ToolWorkspace
 
 __all__ = ('PolicyRules',)
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..authoring import rule, skip
-from ._support import ToolSweeps, continued_in_history_ref, is_read_tool, path_parameter
+from ._discovery import is_read_tool, path_parameter
+from ._sweeps import ToolSweeps, continued_in_history_ref
 
 __all__ = ('RefRules',)
 

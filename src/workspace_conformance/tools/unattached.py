@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..authoring import rule, skip
 from ._shared import listed
-from ._support import ToolSweeps, call_unattached
+from ._sweeps import ToolSweeps, call_unattached
 
 __all__ = ('UnattachedRules',)
 

@@ -1,17 +1,15 @@
-"""One emulated E2B sandbox: its root on the host, its users, its confinement (bubblewrap) and its processes.
+"""One emulated E2B sandbox: its root on the host, its users, its paths, its processes and its end.
 
 A sandbox owns a state directory on the host whose `root/` is what the sandbox sees as `/`. Where `bwrap` is
-installed every command runs in its own user, PID, IPC and UTS namespaces with that root bound as `/`, the
-host's `/usr` and `/etc` bound read-only over it (with the sandbox's own `/etc/passwd` and `/etc/group`), and a
-fresh `/proc` and `/dev`. envd's file operations, which run in the service itself, resolve paths the same way,
-symlinks included, so nothing outside the sandbox root is reachable but those read-only host trees.
+installed its commands run confined to that root (`confinement.py`). envd's file operations, which run in the
+service itself, resolve paths the same way, symlinks included, so nothing outside the sandbox root is reachable but
+the read-only host trees.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import secrets
 import shutil
@@ -24,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from .confinement import DEFAULT_PATH, HELPER_ENVIRONMENT, READ_ONLY_HOST, Confinement, ConfinementError
+
 __all__ = (
     'GONE',
     'OUTPUT_CHUNK',
@@ -34,7 +34,6 @@ __all__ = (
     'Sandbox',
     'SandboxError',
     'SandboxProcess',
-    'bwrap_path',
     'check_user',
     'user_from_authorization',
 )
@@ -43,9 +42,6 @@ T = TypeVar('T')
 
 USERS: Mapping[str, tuple[int, int, str]] = {'root': (0, 0, '/root'), 'user': (1000, 1000, '/home/user')}
 """The template's users as E2B's base template has them: name -> (uid, gid, home)."""
-
-READ_ONLY_HOST = ('usr', 'etc')
-"""Top-level directories taken read-only from the host: the programs and their configuration."""
 
 OUTPUT_CHUNK = 32 * 1024
 """The most bytes one data event carries."""
@@ -57,9 +53,6 @@ _RETAINED_ENDS = 256
 """How many ended processes a sandbox remembers, so `Connect` to one that just ended gets its end."""
 
 _MAX_SYMLINKS = 40
-_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
-_HELPER_ENVIRONMENT = {'PATH': _PATH}
-"""All bwrap and nsenter get from the service's environment: nothing of the host's reaches a sandbox."""
 
 
 @dataclass(frozen=True)
@@ -81,81 +74,6 @@ class SandboxError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-def bwrap_path() -> str | None:
-    """The `bwrap` executable when it and `nsenter` are installed and a command can join its namespaces, else None.
-
-    Joining needs privileges over the namespaces bwrap made: root has them; an unprivileged user, whose
-    `nsenter` cannot enter a PID namespace of a user namespace it owns before entering that (util-linux 2.38),
-    may not. One probe sandbox tells.
-    """
-    bwrap = shutil.which('bwrap')
-    if not bwrap or not shutil.which('nsenter'):
-        return None
-    return bwrap if _joinable(bwrap) else None
-
-
-def _joinable(bwrap: str) -> bool:
-    import subprocess
-
-    info_read, info_write = os.pipe()
-    argv = [bwrap, '--unshare-user', '--unshare-pid', '--die-with-parent', '--info-fd', str(info_write)]
-    for name in READ_ONLY_HOST:
-        argv += ['--ro-bind', f'/{name}', f'/{name}']
-    for name in ('bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'):
-        if os.path.islink(f'/{name}'):
-            argv += ['--symlink', os.readlink(f'/{name}'), f'/{name}']
-    argv += ['--proc', '/proc', '--dev', '/dev', '--', '/usr/bin/sleep', '30']
-    try:
-        holder = subprocess.Popen(
-            argv,
-            pass_fds=(info_write,),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=_HELPER_ENVIRONMENT,
-        )
-    except OSError:
-        os.close(info_read)
-        return False
-    finally:
-        os.close(info_write)
-    try:
-        child = int(json.loads(_read_all(info_read))['child-pid'])
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            children = Path(f'/proc/{child}/task/{child}/children').read_text().split()
-            if children:
-                break
-            time.sleep(0.005)
-        else:
-            return False
-        joined = subprocess.run(
-            [
-                'nsenter',
-                '--target',
-                children[0],
-                '--user',
-                '--mount',
-                '--pid',
-                '--root',
-                '--wdns=/',
-                '--',
-                '/usr/bin/true',
-            ],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=10,
-            env=_HELPER_ENVIRONMENT,
-            check=False,
-        )
-        return joined.returncode == 0
-    except (OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired):
-        return False
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 @dataclass
@@ -255,8 +173,7 @@ class Sandbox:
         self.processes: dict[int, SandboxProcess] = {}
         self._ended: deque[SandboxProcess] = deque(maxlen=_RETAINED_ENDS)
         self._tasks: set[asyncio.Task[None]] = set()
-        self._holders: dict[str, tuple[asyncio.subprocess.Process, int]] = {}
-        self._holder_lock = asyncio.Lock()
+        self._confinement = Confinement(bwrap, self.root, self.state_dir) if bwrap is not None else None
         self.killed = False
         self._layout()
 
@@ -395,7 +312,7 @@ class Sandbox:
     def _environment(self, user: str, envs: Mapping[str, str]) -> dict[str, str]:
         home = self.home(user)
         env = {
-            'PATH': _PATH,
+            'PATH': DEFAULT_PATH,
             'HOME': home if self.bwrap else str(self.resolve(home, user)[0]),
             'USER': user,
             'LOGNAME': user,
@@ -409,87 +326,14 @@ class Sandbox:
         env.update(envs)
         return env
 
-    def _namespace_argv(self, user: str) -> list[str]:
-        """The bwrap arguments for the sandbox's namespaces as `user` sees them (read by bwrap from a pipe)."""
-        uid, gid, _ = USERS[user]
-        argv = ['--unshare-user', '--uid', str(uid), '--gid', str(gid)]
-        argv += ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'e2b', '--die-with-parent']
-        argv += ['--bind', str(self.root), '/']
-        for name in READ_ONLY_HOST:
-            argv += ['--ro-bind', f'/{name}', f'/{name}']
-        argv += ['--ro-bind', str(self.state_dir / 'passwd'), '/etc/passwd']
-        argv += ['--ro-bind', str(self.state_dir / 'group'), '/etc/group']
-        return [*argv, '--proc', '/proc', '--dev', '/dev', '--chdir', '/']
-
-    async def _holder(self, user: str) -> int:
-        """The host pid of the init of `user`'s namespaces in this sandbox, started on first use.
-
-        One PID namespace per user and sandbox, kept by a process that sleeps, so a command's background and
-        detached children outlive it, a later command sees and signals them, and killing the namespace's init
-        ends them all. bwrap reads its arguments from a pipe, so the sandbox's `/proc/1/cmdline` names no host
-        path.
-        """
-        async with self._holder_lock:
-            if user in self._holders:
-                return self._holders[user][1]
-            assert self.bwrap is not None
-            args_read, args_write = os.pipe()
-            info_read, info_write = os.pipe()
-            try:
-                os.write(args_write, b''.join(arg.encode() + b'\0' for arg in self._namespace_argv(user)))
-                os.close(args_write)
-                holder = await asyncio.create_subprocess_exec(
-                    self.bwrap,
-                    '--args',
-                    str(args_read),
-                    '--info-fd',
-                    str(info_write),
-                    '--',
-                    '/usr/bin/sleep',
-                    'infinity',
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.DEVNULL,
-                    stderr=asyncio.subprocess.PIPE,
-                    pass_fds=(args_read, info_write),
-                    start_new_session=True,
-                    env=_HELPER_ENVIRONMENT,
-                )
-            finally:
-                os.close(args_read)
-                os.close(info_write)
-            info = await asyncio.to_thread(_read_all, info_read)
-            try:
-                child = int(json.loads(info)['child-pid'])
-            except (ValueError, KeyError, TypeError):
-                error = b''
-                if holder.stderr is not None:
-                    with contextlib.suppress(Exception):
-                        error = await asyncio.wait_for(holder.stderr.read(), 5)
-                with contextlib.suppress(ProcessLookupError):
-                    holder.kill()
-                await holder.wait()
-                raise SandboxError(
-                    'internal', f'bwrap could not start the sandbox: {error.decode(errors="replace")}'
-                ) from None
-            # The namespace's init reports its pid before it has moved into the new root; its `sleep`, exec'd once
-            # everything is set up, is what commands join.
-            sleeper = await _first_child(child, 'sleep')
-            if sleeper is None:
-                with contextlib.suppress(ProcessLookupError):
-                    holder.kill()
-                await holder.wait()
-                raise SandboxError('internal', 'bwrap started, but the sandbox did not come up within 10 s')
-            self._holders[user] = (holder, sleeper)
-            return sleeper
-
     async def _argv(self, user: str, cwd: str, cmd: str, args: Sequence[str], env: Mapping[str, str]) -> list[str]:
-        if self.bwrap is None:
+        if self._confinement is None:
             return [cmd, *args]
         uid, gid, _ = USERS[user]
-        init = await self._holder(user)
-        argv = ['nsenter', '--target', str(init), '--user', '--mount', '--pid', '--ipc', '--uts', '--root']
-        argv += [f'--wdns={cwd}', '--setuid', str(uid), '--setgid', str(gid), '--', '/usr/bin/env', '-i']
-        return [*argv, *(f'{key}={value}' for key, value in env.items()), cmd, *args]
+        try:
+            return await self._confinement.argv(uid, gid, cwd, cmd, args, env)
+        except ConfinementError as error:
+            raise SandboxError('internal', str(error)) from None
 
     async def start(
         self,
@@ -518,7 +362,7 @@ class Sandbox:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd='/' if self.bwrap else host_cwd,
-                env=_HELPER_ENVIRONMENT if self.bwrap else env,
+                env=HELPER_ENVIRONMENT if self.bwrap else env,
                 start_new_session=True,
             )
         except OSError as error:
@@ -595,18 +439,9 @@ class Sandbox:
             handle.subscribers.clear()
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(handle.pid, signal.SIGKILL)
-        for holder, init in self._holders.values():
-            # Killing a PID namespace's init (the sleeper's parent) kills every process in it.
-            with contextlib.suppress(OSError, ValueError):
-                parent = int(Path(f'/proc/{init}/stat').read_text().rpartition(')')[2].split()[1])
-                os.kill(parent, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(init, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                holder.kill()
-        for holder, _ in self._holders.values():
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(holder.wait(), 10)
+        if self._confinement is not None:
+            self._confinement.kill()
+            await self._confinement.wait()
         for handle in list(self.processes.values()):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(handle.process.wait(), 10)
@@ -629,30 +464,6 @@ class Sandbox:
             if cwd == root or cwd.startswith(root + '/'):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(int(entry.name), signal.SIGKILL)
-
-
-async def _first_child(pid: int, name: str) -> int | None:
-    """The pid of the first child of `pid` whose command name is `name`, waited for up to 10 s."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):
-            children = Path(f'/proc/{pid}/task/{pid}/children').read_text().split()
-            for child in children:
-                if Path(f'/proc/{child}/comm').read_text().strip() == name:
-                    return int(child)
-        await asyncio.sleep(0.005)
-    return None
-
-
-def _read_all(fd: int) -> bytes:
-    """Everything readable from `fd` until end of file; the fd is closed."""
-    chunks = []
-    try:
-        while chunk := os.read(fd, 4096):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b''.join(chunks)
 
 
 def _remove_tree(path: Path) -> None:

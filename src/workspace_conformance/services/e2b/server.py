@@ -25,11 +25,12 @@ from connectrpc.request import RequestContext
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from .confinement import bwrap_path
 from .control import ControlPlane
 from .files import BodyTooLarge, download, error_response, health, read_body, upload
 from .filesystem import filesystem_app
 from .process import process_app
-from .sandbox import Fidelity, Sandbox, bwrap_path
+from .sandbox import Fidelity, Sandbox
 
 __all__ = ('DEFAULT_MAX_BODY', 'E2BService', 'E2BSettings', 'ServiceThread', 'serve_e2b')
 
