@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
+
+if TYPE_CHECKING:
+    import pytest
 
 __all__ = (
     'ACCOUNTING_PROPERTY',
@@ -43,6 +46,7 @@ __all__ = (
     'ToolArea',
     'ToolClaim',
     'Verdict',
+    'user_property',
 )
 
 BackendArea = Literal['commands', 'files', 'symlinks', 'lifecycle', 'processes', 'properties', 'stateful', 'platform']
@@ -163,6 +167,13 @@ does not bind here: why it only advises), or `{'missing'}` (the session stopped 
 ACCOUNTING_PROPERTY = 'workspace_conformance_accounting'
 """The `user_properties` key of a rule's cost: `{'calls', 'round_trips', 'seconds'}` (backend calls, serial round
 trips, and the rule's own wall time, which is not its item's when it ran in a batch)."""
+
+
+def user_property(report: pytest.TestReport, key: str) -> object:
+    """The value a report carries under `key` (one of the properties above) in its `user_properties`, or None."""
+    return next((value for name, value in report.user_properties if name == key), None)
+
+
 SECRET_NAME = re.compile(r'KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE', re.IGNORECASE)
 """Names of environment variables that hold secrets: reports redact their values, the `secrets` fixture holds them."""
 BYPASS_CAPABILITIES = '-dac_override,-dac_read_search'

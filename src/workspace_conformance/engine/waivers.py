@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ..vocabulary import OUTCOME_PROPERTY
+from ..vocabulary import OUTCOME_PROPERTY, user_property
 from ._rules import catalog
 
 __all__ = (
@@ -122,9 +122,9 @@ class ExpectedFailuresFile:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Note an entry whose rule passed: a call that failed under the file's strict xfail is one that passed."""
-        filed = next((value for name, value in report.user_properties if name == FILED_PROPERTY), None)
+        filed = user_property(report, FILED_PROPERTY)
         if report.when == 'call' and report.failed and isinstance(filed, dict):
-            outcome = next((value for name, value in report.user_properties if name == OUTCOME_PROPERTY), None)
+            outcome = user_property(report, OUTCOME_PROPERTY)
             stale = isinstance(outcome, dict) and 'stale_waiver' in outcome
             found = self.inapplicable if stale else self.stale
             found.setdefault(str(filed['rule_id']), set()).add(str(filed['loop']))

@@ -143,12 +143,10 @@ def broken_causes(outcomes: Iterable[RuleOutcome]) -> dict[tuple[str, str], str]
         if not _failed_on(outcome, advising=True):
             return None
         ground = grounding.get((str(outcome.raised_by), outcome.anyio_backend))
-        if ground is None or ground.rule_id in seen or not _failed_on(ground):
-            return None
-        if ground.rule_id == outcome.rule_id:
+        if ground is None or ground.rule_id in seen or not _failed_on(ground):  # `seen` holds `outcome`'s own id
             return None
         if ground.raised_by != outcome.raised_by:  # the grounding rule ended on another operation: its cause, if any
-            return cause(ground, seen | {outcome.rule_id})
+            return cause(ground, seen | {ground.rule_id})
         return ground.rule_id
 
     found = {}

@@ -18,10 +18,10 @@ from ..engine.waivers import WAIVERS, WaiverFile
 from ..options import FailUnder, output_directory_problem
 from ..runtime import emergency
 from ..suite import Rule, catalog, clip, hangs_of, overridden_rules, rule_of, unresponsive
-from ..vocabulary import BYPASS_CAPABILITIES, OUTCOME_PROPERTY
+from ..vocabulary import BYPASS_CAPABILITIES, OUTCOME_PROPERTY, user_property
 from .assemble import assemble, now
 from .model import Report, WaiverFileRecord, meets
-from .recording import CRASH_PROPERTY, SubjectResults, merge, user_property
+from .recording import CRASH_PROPERTY, SubjectResults, merge
 from .redact import Redactor
 from .render.terminal import write_summary
 from .write import write_all

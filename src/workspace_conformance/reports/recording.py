@@ -7,10 +7,10 @@ from typing import Any, cast, get_args
 
 import pytest
 
-from ..vocabulary import ACCOUNTING_PROPERTY, OUTCOME_PROPERTY, Strength
+from ..vocabulary import ACCOUNTING_PROPERTY, OUTCOME_PROPERTY, Strength, user_property
 from .model import RuleOutcome, RuleSummary, SkipKind, summarize
 
-__all__ = ('CRASH_PROPERTY', 'SubjectResults', 'merge', 'user_property')
+__all__ = ('CRASH_PROPERTY', 'SubjectResults', 'merge')
 
 CRASH_PROPERTY = 'workspace_conformance_excerpt'
 """The crash line of a report whose traceback was cut or redacted (the traceback's own line is gone then)."""
@@ -124,16 +124,14 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
     if report.failed:
         if report.when == 'setup':
             return RuleOutcome(**base, outcome='error', excerpt=_excerpt(report), observed=_observed(report))
-        tie = classified.get('loop_tie') if isinstance(classified, dict) else None
-        by = classified.get('raised_by') if isinstance(classified, dict) else None
         return RuleOutcome(
             **base,
             outcome='failed',
             excerpt=_excerpt(report),
             observed=_observed(report),
             frames=_frames(report),
-            loop_tie=tie if isinstance(tie, str) else None,
-            raised_by=by if isinstance(by, str) else None,
+            loop_tie=_text(classified, 'loop_tie'),
+            raised_by=_text(classified, 'raised_by'),
         )
     if isinstance(classified, dict) and 'advisory' in classified:
         return RuleOutcome(
@@ -143,7 +141,7 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
             excerpt=_excerpt(report),
             observed=_observed(report),
             frames=_frames(report),
-            raised_by=str(classified['raised_by']) if isinstance(classified.get('raised_by'), str) else None,
+            raised_by=_text(classified, 'raised_by'),
         )
     if wasxfail is not None:
         return RuleOutcome(
@@ -160,9 +158,10 @@ def merge(previous: RuleOutcome | None, report: pytest.TestReport, tag: dict[str
     return RuleOutcome(**base, outcome='skipped', skip_kind='unclassified', reason=str(report.longrepr))
 
 
-def user_property(report: pytest.TestReport, key: str) -> object:
-    """The value a report carries under `key` in its `user_properties`, or None."""
-    return next((value for name, value in report.user_properties if name == key), None)
+def _text(classified: object, key: str) -> str | None:
+    """The string the rule's classified outcome holds under `key` (`loop_tie`, `raised_by`), else None."""
+    value = classified.get(key) if isinstance(classified, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _waiver(tag: dict[str, Any], wasxfail: object) -> str:

@@ -7,6 +7,7 @@ its clause, and the backend's own frames. Rules with no result are a count, list
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -164,13 +165,16 @@ def _write_broken(writer: TerminalWriter, broken: list[RuleSummary], areas: dict
             f'broken by [{areas.get(cause, "?")}/{cause}]: {len(rules)} rules ended on the error it failed on, so '
             'they checked nothing; fix it and run again:'
         )
-        line = ' '
-        for rule in rules:
-            if len(line) + len(rule) + 2 > BROKEN_WIDTH:
-                writer.write_line(line.rstrip(','))
-                line = ' '
-            line += f' {rule},'
-        writer.write_line(line.rstrip(','))
+        listed = ' '.join(f'{rule},' for rule in rules)
+        for line in textwrap.wrap(
+            listed,
+            BROKEN_WIDTH,
+            initial_indent='  ',
+            subsequent_indent='  ',
+            break_on_hyphens=False,
+            break_long_words=False,
+        ):
+            writer.write_line(line.rstrip(','))
 
 
 def _write_loop_tie_hint(writer: TerminalWriter, suite: SuiteReport) -> None:
