@@ -108,6 +108,12 @@ def counts(clauses: tuple[Clause, ...]) -> Counter[str]:
     return Counter(clause.status for clause in clauses)
 
 
+def percent_covered(clauses: tuple[Clause, ...]) -> float:
+    """The share of the pass/fail clauses (all but `not-a-check`, warnings and statements) that are covered."""
+    total = counts(clauses)
+    return 100.0 * total['covered'] / (len(clauses) - total['not-a-check'])
+
+
 def _cell(text: str) -> str:
     return text.replace('|', '\\|').replace('\n', ' ')
 
@@ -135,7 +141,8 @@ def render(promised: int, clauses: tuple[Clause, ...]) -> str:
         "names any part only pydantic-ai's own code decides. **partial**: the note says what no rule checks.",
         '**unchecked**: the note says why no rule checks it.',
         '',
-        f'**{total["covered"]} of {len(clauses)} clauses covered**, {total["partial"]} partial, '
+        f'**{total["covered"]} of {len(clauses)} clauses covered**, {percent_covered(clauses):.1f} % of the '
+        f'{len(clauses) - total["not-a-check"]} pass/fail clauses; {total["partial"]} partial, '
         f'{total["unchecked"]} unchecked, {total["not-a-check"]} not a pass/fail clause '
         f'(the test suite fails if fewer than {promised} are covered).',
         '',

@@ -17,13 +17,15 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from workspace_conformance.reports.model import Report, SuiteReport
+from workspace_conformance.reports.model import Report, SuiteReport, verdict_of
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets import NAMED_TARGETS
 from workspace_conformance.targets.e2b_local import LABEL as E2B_LABEL
 from workspace_conformance.targets.listing import NOT_RUN_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
+SELECTION_FILE = 'selection.json'
+"""Beside a run's report: the rules it left out on purpose (tests/real_targets writes it for CI's selections)."""
 
 FINDINGS: dict[str, str] = {
     'docker --runtime runsc': """\
@@ -108,19 +110,38 @@ def _isolation(report: Report) -> str:
     return '; '.join(found) or 'not checked'
 
 
-def _target_section(name: str, report: Report) -> list[str]:
-    summaries = [summary for suite in report.suites for summary in suite.rules]
+def _left_out(directory: Path) -> frozenset[str]:
+    """The rules a run left out on purpose (its `selection.json`, written by the real targets' test), or none."""
+    path = directory / SELECTION_FILE
+    return frozenset(json.loads(path.read_text(encoding='utf-8'))['left_out']) if path.exists() else frozenset()
+
+
+def _verdict(report: Report, left_out: frozenset[str]) -> str:
+    """The report's verdict; for a run that left rules out, the verdict of the rules it ran, marked a selection."""
+    if not left_out:
+        return f'**{report.verdict}**'
+    ran = [summary for summary in _backend_suite(report).rules if summary.rule_id not in left_out]
+    return f'**{verdict_of(ran)}** on the rules run ({len(left_out)} bulk-data rules left to its bundle)'
+
+
+def _target_section(name: str, report: Report, left_out: frozenset[str] = frozenset()) -> list[str]:
+    summaries = [s for suite in report.suites for s in suite.rules if s.rule_id not in left_out]
     suite = _backend_suite(report)
     statuses = ('passed', 'failed', 'advisory', 'gap', 'missing')
     counts = {status: sum(s.status == status for s in summaries) for status in statuses}
     lines = [
-        f'## {name}: {report.verdict}',
+        f'## {name}: {_verdict(report, left_out).replace("**", "")}',
         '',
         f'{counts["passed"]} of {len(summaries)} rules passed on {", ".join(suite.anyio_backends)}; '
         f'pydantic-ai-slim {report.pydantic_ai_version}; {_seconds(report):.0f} s wall time. '
         f'Isolation: {_isolation(report)}.',
         '',
     ]
+    if left_out:
+        lines += [
+            'Left out in CI, run in its bundle in submissions/: ' + ', '.join(f'`{rule}`' for rule in sorted(left_out)),
+            '',
+        ]
     for title, waivers in (('Declared limits', suite.declared_limits), ('Expected failures', suite.expected_failures)):
         if waivers:
             lines += [f'{title}:', '']
@@ -148,16 +169,17 @@ def render(reports_dir: Path) -> str:
         name = _label(run)
         if (directory / 'report.json').exists():
             report = load_report(directory / 'report.json')
-            summaries = [summary for suite in report.suites for summary in suite.rules]
+            left_out = _left_out(directory)
+            summaries = [s for suite in report.suites for s in suite.rules if s.rule_id not in left_out]
             passed = sum(summary.status == 'passed' for summary in summaries)
             gaps = sum(summary.status == 'gap' for summary in summaries)
             failed = sum(summary.status in ('failed', 'missing') for summary in summaries)
             loops = ', '.join(_backend_suite(report).anyio_backends)
             rows.append(
-                f'| {name} | **{report.verdict}** | {passed}/{len(summaries)} | {gaps} | {failed} | '
+                f'| {name} | {_verdict(report, left_out)} | {passed}/{len(summaries)} | {gaps} | {failed} | '
                 f'{_cell(_isolation(report))} | {_seconds(report):.0f} s | {loops} |'
             )
-            sections += _target_section(name, report)
+            sections += _target_section(name, report, left_out)
             run_at = max(run_at, report.finished)
         elif (directory / NOT_RUN_FILE).exists():
             record = json.loads((directory / NOT_RUN_FILE).read_text(encoding='utf-8'))

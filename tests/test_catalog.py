@@ -105,11 +105,12 @@ def test_verify_checks_a_tool_suite_against_the_tool_catalog() -> None:
 def test_contract_coverage_table_names_real_rules_and_keeps_its_count() -> None:
     sys.path.insert(0, str(ROOT / 'scripts'))
     try:
-        from contract_coverage import counts, load, problems_of
+        from contract_coverage import counts, load, percent_covered, problems_of
     finally:
         sys.path.remove(str(ROOT / 'scripts'))
     promised, clauses = load()
     assert len(clauses) == 155 and counts(clauses)['covered'] >= promised
+    assert percent_covered(clauses) >= 90, f'{percent_covered(clauses):.1f} % of the pass/fail clauses are covered'
     broken = (dataclasses.replace(clauses[0], rules=('no_such_rule',)), *clauses[1:])
     assert problems_of(broken)[0] == f"{clauses[0].id} names rules that do not exist: ['no_such_rule']"
 

@@ -156,3 +156,40 @@ def test_the_command_imports_the_factory_from_the_directory_it_is_run_in(vendor:
     )
     assert elsewhere.returncode == 2
     assert elsewhere.stderr.strip().endswith('is its directory on PYTHONPATH? run from it or set PYTHONPATH')
+
+
+CLOUD_MODULE = Path(__file__).resolve().parent / 'first_contact' / 'cloud_files.py'
+FAULT_RULES = 'transient_error_reaches or setup_failing_right'
+
+
+def _certify_cloud(tmp_path: Path, factory: str, fault: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """`certify cloud_files:FACTORY --fresh ... --inject-fault cloud_files:FAULT` on the fault rules, in its project."""
+    project = tmp_path / 'cloud'
+    project.mkdir()
+    shutil.copy(CLOUD_MODULE, project / 'cloud_files.py')
+    options = ['--fresh', f'cloud_files:{factory}', '--inject-fault', f'cloud_files:{fault}', '-k', FAULT_RULES]
+    result = certify(project, f'cloud_files:{factory}', *options, '--report', str(tmp_path / 'r'))
+    report = json.loads((tmp_path / 'r' / 'report.json').read_text())
+    statuses = {rule['rule_id']: rule['status'] for suite in report['suites'] for rule in suite['rules']}
+    return result, {rule: status for rule, status in statuses.items() if status != 'missing'}
+
+
+def test_a_vendors_fault_hook_reaches_the_fault_rules_through_the_command_line(tmp_path: Path) -> None:
+    result, statuses = _certify_cloud(tmp_path, 'build', 'inject_fault')
+    assert statuses == {
+        'a_provider_s_transient_error_reaches_the_caller_unchanged': 'passed',
+        'a_setup_failing_right_after_the_create_leaves_the_ref': 'passed',
+    }, result.stdout[-3000:]
+
+
+def test_an_sdk_error_reported_as_a_lost_sandbox_is_an_advisory_naming_the_retry(tmp_path: Path) -> None:
+    result, statuses = _certify_cloud(tmp_path, 'build_wrapping', 'inject_fault')
+    assert statuses['a_provider_s_transient_error_reaches_the_caller_unchanged'] == 'advisory', result.stdout[-3000:]
+    assert 'a WorkspaceError, which durable engines never retry' in result.stdout, result.stdout[-3000:]
+
+
+def test_an_async_fault_hook_is_refused_saying_what_to_return(tmp_path: Path) -> None:
+    result, _ = _certify_cloud(tmp_path, 'build', 'inject_fault_async')
+    assert 'return the exception type the armed fault raises' in result.stdout + result.stderr, result.stdout[-3000:]
+    assert 'Traceback' not in result.stdout + result.stderr
+    assert 'never awaited' not in result.stdout + result.stderr

@@ -81,8 +81,10 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
     holds = backend.holds_symlinks
     if holds is None:
         holds = backend.commands or backend.realpath or backend.symlinks
-    if 'ln' in needs and not holds:
+    if needs & {'ln', 'holds_symlinks'} and not holds:
         return 'not-applicable'
+    if 'faults' in needs and 'inject_fault' not in backend.fixtures and backend.local:
+        return 'not-applicable'  # a LocalWorkspaceBackend calls no provider SDK
     if 'posix' not in rule.platforms:  # every backend here is 'posix'; the platform comes after the protocols
         return 'platform'
     lifecycle = {
@@ -93,11 +95,15 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
     }
     if any(not lifecycle[need] <= backend.fixtures for need in needs & set(lifecycle)):
         return 'fixture-missing'
+    if 'faults' in needs and 'inject_fault' not in backend.fixtures:
+        return 'fixture-missing'
     if 'ln' in needs and not backend.commands and not backend.symlinks:
         return 'fixture-missing'
     if any(SWITCHES[need] in backend.switches_off for need in needs & set(SWITCHES)) or backend.limits_all:
         return 'declared-limit'
     if 'local_backend' in needs and not backend.local:
+        return 'not-applicable'
+    if 'files_only' in needs and backend.commands:
         return 'not-applicable'
     tools = needs & {'mkfifo', 'setsid'} | ({'ln'} if 'ln' in needs and not backend.symlinks else set())
     if backend.commands and tools & backend.missing_tools:

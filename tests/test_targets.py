@@ -181,6 +181,35 @@ def test_the_matrix_labels_a_run_with_options_after_its_target() -> None:
     assert _label('podman') == 'podman'
 
 
+def test_the_matrix_gives_a_run_that_left_rules_out_the_verdict_of_the_rules_it_ran(tmp_path: Path) -> None:
+    # CI certifies gVisor and Podman without the bulk-data rules (tests/real_targets: their `missing` makes the
+    # report's own verdict `not certified`); the row must say what ran and never count those rules as failed.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'scripts'))
+    try:
+        from generate_targets_matrix import SELECTION_FILE, render
+    finally:
+        sys.path.pop(0)
+    run = tmp_path / 'local'
+    run.mkdir()
+    bundle = Path(__file__).resolve().parents[1] / 'submissions' / 'workspace-conformance' / 'local' / 'bundle'
+    report = json.loads((bundle / 'report.json').read_text())
+    suite = report['suites'][0]
+    for summary in suite['rules']:
+        if summary['rule_id'] == 'large_file_round_trip':
+            summary.update(status='missing', detail='no result on asyncio')
+    suite['verdict'] = report['verdict'] = 'not certified'
+    (run / 'report.json').write_text(json.dumps(report))
+    total = len(suite['rules'])
+    row = next(line for line in render(tmp_path).splitlines() if line.startswith('| local |'))
+    assert '**not certified**' in row and f'| {total - 1}/{total} |' not in row, row
+    (run / SELECTION_FILE).write_text(json.dumps({'left_out': ['large_file_round_trip'], 'why': 'bulk data'}))
+    matrix = render(tmp_path)
+    row = next(line for line in matrix.splitlines() if line.startswith('| local |'))
+    assert '**certified** on the rules run (1 bulk-data rules left to its bundle)' in row, row
+    assert f'/{total - 1} | 0 | 0 |' in row, row
+    assert 'Left out in CI, run in its bundle in submissions/: `large_file_round_trip`' in matrix
+
+
 def test_built_backends_records_refs_and_lets_go_once_they_are_known(tmp_path: Path) -> None:
     built = BuiltBackends(tmp_path)
     factory = built.factory(lambda run_root: LazyLocalBackend(run_root / 'fresh'), tmp_path / 'asyncio')

@@ -44,6 +44,8 @@ from .engine._supplied import (
 from .engine._support import (
     SCRATCH_PREFIX,
     ConformanceConfigError,
+    FaultKind,
+    InjectFault,
     MakeSymlink,
     SuiteFixtures,
     before_rules,
@@ -59,7 +61,7 @@ from .engine._support import (
     supplied,
     workspace_of,
 )
-from .engine._tracing import unwrap
+from .engine._tracing import traced_beside, unwrap
 from .vocabulary import (
     ISOLATION_AREAS,
     NO_ISOLATION_CLAIMED,
@@ -88,8 +90,10 @@ __all__ = (
     'SLEEP_COMMAND',
     'Area',
     'ConformanceConfigError',
+    'FaultKind',
     'HostEvent',
     'HostWatch',
+    'InjectFault',
     'IsolationArea',
     'Level',
     'MakeSymlink',
@@ -143,6 +147,7 @@ __all__ = (
     'skip',
     'skip_as_before',
     'supplied',
+    'traced_beside',
     'unwrap',
     'wait_until',
     'watching_host',

@@ -70,6 +70,8 @@ class CertifyRequest:
     """`--attach MODULE:FACTORY`: factory(ref) building a backend attached by ref."""
     destroy: str | None = None
     """`--destroy MODULE:FUNCTION`: async function(backend) destroying its environment."""
+    inject_fault: str | None = None
+    """`--inject-fault MODULE:FUNCTION`: function(backend, kind) arming one fault in the backend's SDK client."""
     capability: str | None = None
     """`--capability`: `target` for the target's own capability, or package.module:factory; None for none."""
     tools: str | None = None
@@ -172,8 +174,9 @@ def _anyio_backends(choice: str) -> tuple[str, ...] | str:
 
 
 def _factory_specs(request: CertifyRequest) -> list[str]:
-    """The command's `package.module:attribute` arguments: target, --fresh, --attach, --destroy, --capability."""
-    specs = (request.target, request.fresh, request.attach, request.destroy, request.capability, request.tools)
+    """The command's `package.module:attribute` arguments: target, --fresh, --attach, --destroy, --capability, ..."""
+    specs = [request.target, request.fresh, request.attach, request.destroy, request.inject_fault]
+    specs += [request.capability, request.tools]
     return [spec for spec in specs if isinstance(spec, str) and ':' in spec]
 
 
@@ -379,6 +382,7 @@ def _certification_arguments(
         fresh=request.fresh,
         attach=request.attach,
         destroy=request.destroy,
+        inject_fault=request.inject_fault,
         options={name: value for name, value in request.target_options.items() if value is not None},
         run_id=run_dir.name,
         capability=request.capability,
@@ -444,6 +448,7 @@ def _run_certification(request: CertifyRequest, argv: Sequence[str] | None) -> i
         fresh=request.fresh,
         attach=request.attach,
         destroy=request.destroy,
+        inject_fault=request.inject_fault,
     )
     emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified
     try:

@@ -142,6 +142,12 @@ def _add_certify(commands: argparse._SubParsersAction[_Parser]) -> None:
     certify.add_argument(
         '--destroy', metavar='MODULE:FUNCTION', help='async function(backend) destroying its environment'
     )
+    certify.add_argument(
+        '--inject-fault',
+        metavar='MODULE:FUNCTION',
+        help="function(backend, kind) arming one fault in your SDK's client ('transient' or 'setup'), returning the "
+        'error type it raises, or None',
+    )
     _add_suite_options(certify)
     _add_run_options(certify)
     _add_output_options(certify)
@@ -403,6 +409,7 @@ def _certify_request(args: argparse.Namespace) -> CertifyRequest:
         fresh=args.fresh,
         attach=args.attach,
         destroy=args.destroy,
+        inject_fault=args.inject_fault,
         capability=args.capability,
         tools=args.tools,
         isolation=args.isolation,

@@ -101,9 +101,11 @@ Requirement = Literal[
     'shell_permissions',
     'parent_file_errors',
     'ln',
+    'holds_symlinks',
     'mkfifo',
     'setsid',
     'destroy_ref',
+    'faults',
     'policy',
     'dbos',
     'prefect',
@@ -119,8 +121,9 @@ Requirement = Literal[
 """What a rule needs, resolved by its guard before the body runs (see `engine/_requires.py` for each one).
 
 The last seven are read from the subject: `local_workspace` from the capability, the others from the workspace its
-`get_workspace(ref=None)` supplies; `local_backend` from a backend rule's backend too, the only one not only for
-capability rules."""
+`get_workspace(ref=None)` supplies; `local_backend` and `files_only` from a backend rule's backend too, the only ones
+not only for capability rules. `holds_symlinks`: the backend's storage can hold symlinks (it has commands,
+SupportsRealpath or `make_symlink`, or `storage_holds_symlinks` says so), without needing to make one."""
 REQUIREMENTS: tuple[Requirement, ...] = get_args(Requirement)
 
 SkipKind = Literal[

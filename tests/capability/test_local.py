@@ -60,3 +60,47 @@ class TestLocalWorkspaceWithAPolicy(TestLocalWorkspace):
     @pytest.fixture
     def policy(self) -> Policy:
         return NoHiddenFiles
+
+
+ROOTED_POLICY_SUITE = '''
+import posixpath
+import pytest
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai.workspaces import WorkspaceReadOnlyError, WrapperWorkspace
+from workspace_conformance.capability import WorkspaceCapabilitySuite
+
+
+class RootedWrites(WrapperWorkspace):
+    """The Workspaces page's own policy: a write must really lead under the working dir; commands are refused."""
+
+    async def write_bytes(self, path, data):
+        root = await self.wrapped.realpath(await self.working_dir())
+        target = await self.wrapped.realpath(await self.resolve(path))
+        if posixpath.commonpath((root, target)) != root:
+            raise WorkspaceReadOnlyError('outside the allowed root')
+        await self.wrapped.write_bytes(path, data)
+
+    async def run(self, command, **kwargs):
+        raise WorkspaceReadOnlyError('commands bypass file policy')
+
+
+class TestRooted(WorkspaceCapabilitySuite):
+    @pytest.fixture
+    def capability(self, tmp_path):
+        (tmp_path / 'project').mkdir()
+        return LocalWorkspace(tmp_path / 'project')
+
+    @pytest.fixture
+    def policy(self):
+        return RootedWrites
+'''
+
+
+def test_the_docs_rooted_policy_passes_the_rooted_policy_rule(pytester: pytest.Pytester) -> None:
+    # The docs' RootedWrites checks realpath(await resolve(path)): the rule runs on it (not a skip) and passes.
+    pytester.makepyfile(test_rooted=ROOTED_POLICY_SUITE)
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-k', 'rooted_policy')
+    outcomes = result.parseoutcomes()
+    assert outcomes.get('passed', 0) >= 1 and not outcomes.get('failed') and not outcomes.get('skipped'), (
+        result.stdout.str()[-3000:]
+    )

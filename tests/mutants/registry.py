@@ -13,6 +13,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceBackend, Work
 
 from workspace_conformance.doubles import memory_symlink
 from workspace_conformance.targets import local_target
+from workspace_conformance.targets.base import InjectFault
 from workspace_conformance.targets.capability import CapabilitySetup
 
 _LOCAL = local_target()
@@ -36,6 +37,7 @@ class Mutant:
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
     make_symlink: Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None = None
+    inject_fault: InjectFault | None = None
     unprivileged: bool = False
     """Only meaningful when the runner cannot bypass file permissions (run without CAP_DAC_OVERRIDE as root)."""
     rebuild_per_call: bool = False
@@ -115,6 +117,7 @@ def mutant(
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None,
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None,
     make_symlink: Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None = None,
+    inject_fault: InjectFault | None = None,
     unprivileged: bool = False,
     rebuild_per_call: bool = False,
     name: str | None = None,
@@ -134,6 +137,7 @@ def mutant(
         attach_backend=attach_backend or _LOCAL.attach_backend,
         destroy_environment=destroy_environment or _LOCAL.destroy_environment,
         make_symlink=make_symlink,
+        inject_fault=inject_fault,
         unprivileged=unprivileged,
         rebuild_per_call=rebuild_per_call,
     )

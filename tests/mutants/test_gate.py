@@ -71,6 +71,7 @@ def mutant_suite(mutant: Mutant) -> type[WorkspaceBackendSuite]:
         attach_backend=mutant.attach_backend,
         destroy_environment=mutant.destroy_environment,
         make_symlink=mutant.make_symlink,
+        inject_fault=mutant.inject_fault,
         event_loops=('asyncio',),
     )
     return _narrowed(suite_for, target, mutant, f'TestMutant_{mutant.name}', rebuild_per_call=mutant.rebuild_per_call)

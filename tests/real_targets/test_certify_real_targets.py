@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_conformance.reports.model import Report, SuiteReport
+from workspace_conformance.reports.model import Report, SuiteReport, verdict_of
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.services.e2b.confinement import bwrap_path
 from workspace_conformance.targets._engine import engine_for
@@ -66,9 +66,11 @@ def _required_targets() -> dict[str, list[str]]:
     return {
         # With the harness's DockerSandbox capability: the backend and capability verdicts side by side.
         'docker': [*docker_image, '--capability', *ISOLATION, *SLOW_PROVIDER],
-        'docker+runtime=runsc': [*docker_image, '--runtime', 'runsc', *ISOLATION, *SLOW_PROVIDER],
-        # Podman on asyncio only: on both loops it takes about 12 minutes here, which .ci/run's 45 cannot hold.
-        'podman': ['--image', _service('WC_PODMAN_IMAGE'), '--user', '1000:1000', *ISOLATION, *SLOW_PROVIDER],
+        'docker+runtime=runsc': [*docker_image, '--runtime', 'runsc', *ISOLATION, *SLOW_PROVIDER, *BULK_LEFT_OUT],
+        'podman': [
+            *['--image', _service('WC_PODMAN_IMAGE'), '--user', '1000:1000'],
+            *[*ISOLATION, *SLOW_PROVIDER, *BULK_LEFT_OUT],
+        ],
         'ssh': [
             '--host',
             _service('WC_SSH_HOST'),
@@ -80,6 +82,24 @@ def _required_targets() -> dict[str, list[str]]:
         'bubblewrap': [*ISOLATION, *SLOW_PROVIDER],
     }
 
+
+BULK_DATA_RULES = (
+    'large_file_round_trip',
+    'generated_names_round_trip',
+    'generated_payloads_round_trip',
+    'generated_nested_paths_round_trip',
+    'file_operations_match_the_reference_model',
+    'names_with_shell_metacharacters_round_trip',
+)
+"""The backend rules that push bulk data through pydantic-ai's shell filesystem: 40 % of a container run's rule time
+(podman 395 of 980 s, 1,037 of its 2,359 `podman exec` calls). gVisor and Podman run the harness's DockerSandboxBackend,
+the same code and busybox image as docker, whose CI run keeps them all; the full certification of each target, these
+rules included, is its bundle in submissions/ (scripts/real_target_bundles.sh, redone whenever a rule changes)."""
+BULK_LEFT_OUT = ['-k', 'not (' + ' or '.join(BULK_DATA_RULES) + ')']
+LEFT_TO_THE_BUNDLE = {'docker+runtime=runsc': BULK_DATA_RULES, 'podman': BULK_DATA_RULES}
+"""The runs CI certifies without `BULK_DATA_RULES`: those rules are `missing` in their report (so its verdict is
+`not certified`); `selection.json` beside it says which and why, and the matrix shows the verdict of the rules run."""
+SELECTION_FILE = 'selection.json'
 
 ISOLATION = ['--isolation']
 """The isolation suite beside the backend suite, with the claims the target's provider documents."""
@@ -232,15 +252,23 @@ def test_a_real_target_is_certified_or_partial_with_every_gap_explained(run: str
     backend = _suite(report, 'TestCertification')
     assert backend.anyio_backends == ONE_LOOP, f'{run}: {backend.anyio_backends}'
 
-    assert report.complete, f'{target}: the run did not finish every rule'
+    left_out = LEFT_TO_THE_BUNDLE.get(run, ())
+    missing = sorted(summary.rule_id for summary in backend.rules if summary.status == 'missing')
+    assert missing == sorted(left_out), f'{target}: rules without a result {missing}, left out {sorted(left_out)}'
+    assert report.complete or left_out, f'{target}: the run did not finish every rule'
+    if left_out:
+        record = {'left_out': list(left_out), 'why': 'bulk data rules: see the bundle in submissions/ for them'}
+        (REPORTS / run / SELECTION_FILE).write_text(json.dumps(record, indent=2) + '\n', encoding='utf-8')
     _isolation_checked(report, STATED_CLAIMS[run], run)
-    assert transient or backend.verdict in ('certified', 'partial'), (
-        f'{target}: {backend.verdict}\n{done.stdout[-4000:]}'
-    )
+    ran = [summary for summary in backend.rules if summary.rule_id not in left_out]
+    verdict = verdict_of(ran)
+    assert transient or verdict in ('certified', 'partial'), f'{target}: {verdict}\n{done.stdout[-4000:]}'
     # A capability suite beside it may be `not certified` by its target's declared expected failures (the harness's
     # DockerSandbox attaches to any container id a ref names): every rule below is still a pass or a reasoned gap.
     assert done.returncode == (0 if report.verdict == 'certified' else 1)
     for summary in (summary for suite in report.suites for summary in suite.rules if summary.rule_id not in transient):
+        if summary.rule_id in left_out:
+            continue
         assert summary.status in ('passed', 'gap', 'not-applicable', 'advisory'), f'{summary.rule_id}: {summary.detail}'
         if summary.status == 'gap':
             kind, _, reason = (summary.detail or '').partition(':')

@@ -62,7 +62,11 @@ async def search_notes(ctx: RunContext[Any], pattern: str) -> str:
 
 @dataclass
 class CarefulNotes(AbstractCapability[Any]):
-    """Read, write, list and search notes in `ctx.workspace`."""
+    """Read, write, list and search notes in `ctx.workspace`; a run without one stops at its start."""
+
+    async def before_run(self, ctx: RunContext[Any]) -> None:
+        if not ctx.workspace.attached:
+            raise UserError('CarefulNotes needs a workspace: attach one, such as LocalWorkspace(".")')
 
     def get_toolset(self) -> FunctionToolset[Any]:
         return FunctionToolset([read_note, write_note, list_notes, search_notes])

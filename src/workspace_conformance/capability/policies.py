@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import (
     Workspace,
@@ -112,6 +114,41 @@ class PolicyRules:
             await inner.remove(name)
         assert not made, f'the policy refuses write_text({name!r}) but run() wrote it: commands bypass the policy'
 
+    @rule(area='policies', level='extended', requires=['policy', 'workspace_commands'], since='0.3.0')
+    async def test_a_rooted_policy_checks_where_a_write_really_leads(
+        self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
+    ) -> None:
+        """A policy refusing writes outside the working dir refuses one through a link inside it that leads out.
+
+        It checks `realpath(await resolve(path))`, not the path as written. No write reaches the environment: the
+        policy wraps a layer that records each write it lets through and forwards none.
+        """
+        inner = own_environment(capability, deps)
+        await first_use(inner)
+        recorded = _RecordsWrites(inner)
+        wrapped = supplied(policy, 'policy')(recorded)
+        outside = f'/{MARK_PREFIX}policy-outside-{uuid.uuid4().hex[:8]}'
+        if not await recorded.lets_through(wrapped, f'{MARK_PREFIX}policy-inside'):
+            skip('not-applicable', 'the policy refuses a write in the working dir too')  # seen only by trying
+        if await recorded.lets_through(wrapped, outside):
+            skip('not-applicable', f'the policy lets a write to {outside} outside the working dir through')
+        link = f'{MARK_PREFIX}policy-link-{uuid.uuid4().hex[:8]}'
+        # A dangling link to a missing path outside: nothing walks through it, and no write ever reaches it.
+        made = await inner.run(['ln', '-s', outside, link])
+        if made.exit_code != 0:
+            skip('environment', f'`ln -s` in the working dir exited {made.exit_code}: {made.stderr[:200]}')
+        try:
+            through = f'{link}/probe'
+            escaped = await recorded.lets_through(wrapped, through)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await inner.remove(link)
+        assert not escaped, (
+            f'the policy refuses write_bytes({outside!r}) but let write_bytes({through!r}) through '
+            f'({link} -> {outside}): '
+            'it checks the path as written, not realpath(await resolve(path))'
+        )
+
     @rule(area='policies', must='W08')
     async def test_durable_policy_names_the_arguments_that_change_behaviour(
         self, capability: AbstractCapability[Any], deps: object, policy: Policy | None
@@ -139,3 +176,30 @@ def _own_arguments(kind: type) -> list[str]:
     except (TypeError, ValueError):
         return []
     return [p.name for p in parameters if p.name != 'wrapped' and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+class _Reached(Exception):
+    """Raised by `_RecordsWrites` in place of a write: the policy above it let the write through."""
+
+
+class _RecordsWrites(WrapperWorkspace):
+    """Below a policy: every write that reaches it is recorded and refused, so none reaches the environment."""
+
+    def __init__(self, wrapped: Workspace) -> None:
+        super().__init__(wrapped)
+        self.reached: list[str] = []
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        self.reached.append(path)
+        raise _Reached(path)
+
+    async def lets_through(self, policy: Workspace, path: str) -> bool:
+        """Whether `policy.write_bytes(path)` got as far as this layer (any refusal above it is the policy's)."""
+        before = len(self.reached)
+        try:
+            await policy.write_bytes(path, b'x')
+        except _Reached:
+            return True
+        except Exception:
+            pass
+        return len(self.reached) > before

@@ -4,7 +4,13 @@ from .capability import ProviderCapability
 from .commands import CommandCall, Handler, ScriptedCommands, ScriptedMemoryBackend, result
 from .faults import FaultyBackend, Injection
 from .memory import InMemoryBackend, memory_symlink
-from .provider import InMemoryProvider, ProviderBackend, ProviderCommandsBackend
+from .provider import (
+    InMemoryProvider,
+    ProviderBackend,
+    ProviderCommandsBackend,
+    ProviderSetupError,
+    ProviderTransientError,
+)
 from .shapes import CommandsOnly, FilesOnly
 from .switches import memory_backend
 
@@ -20,6 +26,8 @@ __all__ = (
     'ProviderBackend',
     'ProviderCapability',
     'ProviderCommandsBackend',
+    'ProviderSetupError',
+    'ProviderTransientError',
     'ScriptedCommands',
     'ScriptedMemoryBackend',
     'memory_backend',

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 from pydantic_ai.workspaces import (
     CommandResult,
@@ -24,7 +25,22 @@ from .capability import ProviderCapability
 from .forwarding import RunCall, TakesRunCalls
 from .memory import InMemoryBackend
 
-__all__ = ('PROVIDER', 'InMemoryProvider', 'ProviderBackend', 'ProviderCommandsBackend')
+__all__ = (
+    'PROVIDER',
+    'InMemoryProvider',
+    'ProviderBackend',
+    'ProviderCommandsBackend',
+    'ProviderSetupError',
+    'ProviderTransientError',
+)
+
+
+class ProviderTransientError(Exception):
+    """The provider SDK's own error for a dropped connection or a 503: a durable engine retries it."""
+
+
+class ProviderSetupError(Exception):
+    """The provider SDK's error when the setup after a create (making the working directory) fails."""
 
 
 class InMemoryProvider:
@@ -51,6 +67,31 @@ class InMemoryProvider:
         self.destroyed: set[str] = set()
         self.creations = 0
         self.attaches = 0
+        self._armed: set[str] = set()
+
+    def arm(self, kind: str) -> type[Exception] | None:
+        """Arm one fault, the suite's `inject_fault`: the next call or setup fails once, as a provider SDK fails.
+
+        `'transient'` fails the next call to this provider with `ProviderTransientError`, `'setup'` the setup right
+        after the next create with `ProviderSetupError`; another kind is not injected (None).
+        """
+        kinds: dict[str, type[Exception]] = {'transient': ProviderTransientError, 'setup': ProviderSetupError}
+        if kind not in kinds:
+            return None
+        self._armed.add(kind)
+        return kinds[kind]
+
+    def _fired(self, kind: str) -> bool:
+        """Whether the fault `kind` was armed, disarming it: each fault fires once."""
+        armed = kind in self._armed
+        self._armed.discard(kind)
+        return armed
+
+    async def set_up(self, ref: WorkspaceRef) -> None:
+        """The step after a create that can fail on a real provider (an armed `'setup'` fault fails it)."""
+        await anyio.lowlevel.checkpoint()
+        if self._fired('setup'):
+            raise ProviderSetupError(f'setting up environment {ref.id!r} failed (injected)')
 
     def backend(self) -> ProviderBackend:
         """A backend with no environment yet: no I/O now, one creation on its first operation."""
@@ -105,6 +146,8 @@ class InMemoryProvider:
 
     def lookup(self, ref: WorkspaceRef) -> WorkspaceBackend:
         """The environment `ref` names, or `WorkspaceUnavailableError` if it was destroyed or never existed."""
+        if self._fired('transient'):
+            raise ProviderTransientError('connection reset by peer (injected)')
         environment = self.environments.get(ref.id)
         if environment is None:
             state = 'was destroyed' if ref.id in self.destroyed else 'does not exist'
@@ -135,7 +178,8 @@ class ProviderBackend:
                 if self._ref is None:
                     # Shielded: a caller cancelled mid-create still leaves the ref recorded.
                     with anyio.CancelScope(shield=True):
-                        self._ref = await self.provider.create()
+                        self._ref = created = await self.provider.create()
+                    await self.provider.set_up(created)  # recorded first: a failed setup leaves a ref to clean up
                 elif not self._connected and self._attached:
                     self.provider.attaches += 1
                 self._connected = True

@@ -54,6 +54,7 @@ SHAREABLE = frozenset(
     {
         'anyio_backend',
         'make_symlink',
+        'inject_fault',
         'storage_holds_symlinks',
         *(fixture for fixture, _ in SWITCHES.values()),
         'declared_limits',

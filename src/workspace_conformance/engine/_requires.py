@@ -84,6 +84,7 @@ OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     'destroy_ref': (('destroy_environment',), 'provide `destroy_environment`, `async (ref) -> None`,'),
     'policy': (('policy',), 'provide `policy`, a function wrapping a `Workspace` in your policy wrapper,'),
+    'faults': (('inject_fault',), 'provide `inject_fault`, `(backend, kind) -> error type` arming an SDK fault,'),
 }
 SWITCHES: dict[str, tuple[str, str]] = {
     'posix_shell': ('has_real_posix_shell', 'the backend has no real POSIX shell, processes or byte streams'),
@@ -119,7 +120,7 @@ SUBJECT: dict[str, str] = {
 are for capability rules: `local_workspace` reads the capability, the rest the workspace `get_workspace(ref=None)`
 supplies (`wrapper_layer` that workspace and the `policy` fixture's wrapping of it).
 """
-CAPABILITY_ONLY = frozenset(SUBJECT) - {'local_backend'}
+CAPABILITY_ONLY = frozenset(SUBJECT) - {'local_backend', 'files_only'}
 """Requirements only a capability rule may declare: they read the workspace a capability supplies."""
 POSIX_TOOLS = frozenset({'posix_shell', 'ln', 'mkfifo', 'setsid', 'shell_files', 'shell_permissions'})
 """Requirements only a POSIX workspace meets: a rule that needs one has no 'windows' form."""
@@ -134,6 +135,8 @@ NO_SYMLINKS = (
     'SupportsRealpath; without it `realpath` only normalizes text, which is exact only for storage that cannot hold '
     'symlinks); if yours can, return True from `storage_holds_symlinks`'
 )
+NO_PROVIDER = 'a LocalWorkspaceBackend runs on this host and calls no provider SDK, so it has no SDK error to pass on'
+RUNS_COMMANDS = "the backend runs commands, so pydantic-ai's Workspace.realpath resolves links through its shell"
 PROBE = 'for tool do command -v "$tool" >/dev/null 2>&1 || { printf %s "$tool"; exit 3; }; done'
 """Shell that exits 3 naming the first of its arguments that is not a command in the environment."""
 
@@ -183,7 +186,7 @@ def fixtures_needed(rule: Rule) -> tuple[str, ...]:
             names.extend(OPTIONAL_FIXTURES[requirement][0])
         elif requirement in SWITCHES:
             names.append(SWITCHES[requirement][0])
-        elif requirement == 'ln':
+        elif requirement in ('ln', 'holds_symlinks'):
             names.extend(SYMLINK_FIXTURES)
         elif requirement in SUBJECT and subject_fixture(rule) == 'capability':
             names.extend(('deps', 'policy') if requirement == 'wrapper_layer' else ('deps',))
@@ -241,13 +244,20 @@ def _protocols(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unme
             return Unmet('not-applicable', why)
     if 'run_in_directory' in rule.requires and not callable(getattr(backend, 'run_in_directory', None)):
         return Unmet('not-applicable', NO_RUN_IN_DIRECTORY)
-    if 'ln' in rule.requires and not _can_hold_symlinks(backend, fixtures):
+    if ('ln' in rule.requires or 'holds_symlinks' in rule.requires) and not _can_hold_symlinks(backend, fixtures):
         return Unmet('not-applicable', NO_SYMLINKS)
+    if 'faults' in rule.requires and fixtures.get('inject_fault') is None and _talks_to_no_provider(backend):
+        return Unmet('not-applicable', NO_PROVIDER)
     if 'shell_files' in rule.requires and not uses_the_shell_for_files(backend):
         return Unmet('not-applicable', SHELL_FILES)
     if 'native_files' in rule.requires and not isinstance(_beneath(backend), SupportsFilesystem):
         return Unmet('not-applicable', NATIVE_FILES)
     return None
+
+
+def _talks_to_no_provider(backend: object) -> bool:
+    """Whether the backend is a `LocalWorkspaceBackend`, which runs on this host and calls no provider SDK."""
+    return isinstance(_beneath(backend), LocalWorkspaceBackend)
 
 
 def _beneath(backend: object) -> object:
@@ -314,6 +324,8 @@ def _subject(rule: Rule, subject: object, fixtures: Mapping[str, Any]) -> Unmet 
     if subject_fixture(rule) == 'backend':
         if 'local_backend' in needs and not isinstance(subject, LocalWorkspaceBackend):
             return Unmet('not-applicable', SUBJECT['local_backend'].format(backend=type(subject).__name__))
+        if 'files_only' in needs and isinstance(_beneath(subject), SupportsCommands):
+            return Unmet('not-applicable', RUNS_COMMANDS)
         return None
     if 'local_workspace' in needs and not isinstance(subject, LocalWorkspace):
         return Unmet('not-applicable', SUBJECT['local_workspace'])

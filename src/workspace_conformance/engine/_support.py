@@ -6,7 +6,7 @@ import importlib.util
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, NoReturn, TypeVar, overload
+from typing import Any, Literal, NoReturn, TypeVar, overload
 
 import anyio
 import pytest
@@ -69,6 +69,9 @@ SCRATCH_PREFIX = '.workspace-conformance-'
 
 
 MakeSymlink = Callable[[WorkspaceBackend, str, str], Awaitable[None]]
+FaultKind = Literal['transient', 'setup']
+InjectFault = Callable[[WorkspaceBackend, FaultKind], 'type[BaseException] | None']
+"""`(backend, kind) -> error type`: arm one fault in the backend's provider client (`SuiteFixtures.inject_fault`)."""
 Supplied = TypeVar('Supplied')
 
 
@@ -338,6 +341,17 @@ class SuiteFixtures:
     @pytest.fixture
     def make_symlink(self) -> MakeSymlink | None:
         """`async (backend, target, link)` creating a symlink without commands; `None` uses `ln -s`."""
+        return None
+
+    @pytest.fixture
+    def inject_fault(self) -> InjectFault | None:
+        """`(backend, kind) -> error type`: arm one fault in the backend's provider client, the way an SDK fails.
+
+        `'transient'`: the backend's next call to its provider raises the SDK's own transient error (a dropped
+        connection, a 503), once; return that error's type. `'setup'`: the setup step right after the next
+        environment creation (making the working directory, say) fails, once; return the type raised. Return None
+        for a kind the backend cannot inject: the rule on it is then a gap.
+        """
         return None
 
     @pytest.fixture

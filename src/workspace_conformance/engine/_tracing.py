@@ -425,6 +425,11 @@ def traced(backend: Any, log: OperationLog, *, built: bool = False) -> Any:
     return mirrored_class(_Traced, protocol_members(backend))(backend, log, built)
 
 
+def traced_beside(backend: Any, other: Any) -> Any:
+    """`other`, a backend a rule built itself, behind the proxy `backend` is behind: its calls recorded and checked."""
+    return traced(other, backend._log, built=True) if isinstance(backend, _Traced) else other
+
+
 def unwrap(backend: Any) -> Any:
     """The user's own backend behind a proxy, for the fixtures that receive it (destroy, make_symlink)."""
     return backend._wrapped if isinstance(backend, _Traced) else backend

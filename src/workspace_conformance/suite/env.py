@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic_ai.workspaces import CommandResult, WorkspaceBackend
 
-from ..authoring import commands_of, env_variables, gather, rule
+from ..authoring import commands_of, env_variables, gather, rule, skip, traced_beside, unwrap
 
 __all__ = ('EnvRules',)
 
@@ -26,6 +26,9 @@ CASED = {
 """Names that differ only in case are different variables: a backend that folds case loses two of the twins."""
 MANY = 200
 CONCURRENT = 8
+BACKEND_ENV = {'WC_BACKEND_ONLY': 'set on the backend', 'WC_BOTH': 'the backend value'}
+CALL_ENV = {'WC_CALL_ONLY': 'set on the call', 'WC_BOTH': 'the call value'}
+"""A backend built with `env=BACKEND_ENV`, run with `env=CALL_ENV`: one name in both, where the call's value wins."""
 
 
 def _listed(result: CommandResult, doing: str) -> dict[str, str]:
@@ -77,4 +80,30 @@ class EnvRules:
                 )
         assert not problems, f'{CONCURRENT} concurrent commands with different env= mixed them up: ' + '; '.join(
             problems
+        )
+
+    @rule(area='commands', requires=['commands', 'posix_shell', 'local_backend'], since='0.3.0', must='S03')
+    async def test_a_backend_env_reaches_every_command_under_the_call_env(self, backend: WorkspaceBackend) -> None:
+        """A `LocalWorkspaceBackend` built with `env=` gives it to every command, with a call's `env=` on top."""
+        kind = type(unwrap(backend))
+        root = await backend.working_dir()
+        try:
+            configured = traced_beside(backend, kind(root, env=BACKEND_ENV))
+        except TypeError as error:
+            skip('not-applicable', f'{kind.__qualname__}(working_dir, env=...) cannot be built ({error})')
+        commands = commands_of(configured)
+        layered = _listed(await commands.run(['env'], env=CALL_ENV), 'with env= on a backend built with env=')
+        wanted = {**BACKEND_ENV, **CALL_ENV}
+        wrong = {name: layered.get(name) for name, value in wanted.items() if layered.get(name) != value}
+        assert not wrong, (
+            f'{kind.__qualname__}(env={BACKEND_ENV}) run with env={CALL_ENV} gave {wrong}, expected {wanted}: the '
+            "backend's env applies to every command and the call's env= goes on top"
+        )
+        plain = _listed(await commands.run('env', shell=True), 'as a shell string without env=')
+        wrong = {name: plain.get(name) for name, value in BACKEND_ENV.items() if plain.get(name) != value}
+        leaked = 'WC_CALL_ONLY' in plain
+        assert not wrong and not leaked, (
+            f'a later shell command without env= saw {wrong or "the backend env"}'
+            + (" and the earlier call's WC_CALL_ONLY" if leaked else '')
+            + f', expected {BACKEND_ENV} alone'
         )

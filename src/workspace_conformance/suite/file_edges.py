@@ -10,6 +10,7 @@ import anyio
 from pydantic_ai.workspaces import FileEntry, SupportsCommands, Workspace, WorkspaceBackend
 
 from ..authoring import (
+    commands_of,
     current_platform,
     expect_error,
     gather,
@@ -25,6 +26,8 @@ from ._entries import entry_names, make_entries
 __all__ = ('FileEdgeRules',)
 
 LARGE_LISTING_ENTRIES = 2000
+MODE_751 = '-rwxr-x--x'
+"""`ls -l`'s spelling of mode 0751: every permission class different, so a mask or a default mode shows."""
 DEEP_LEVELS = 40
 SHELL_METACHARACTER_NAMES = (
     'with space',
@@ -381,6 +384,26 @@ class FileEdgeRules:
             for name, data in (('second', b'second'), ('sub/inner', b'inner'), ('first', b'rewritten')):
                 back = await workspace.read_bytes(paths.join(root, name))
                 assert back == data, f'after writing its siblings, {name} held {back!r}, expected {data!r}'
+
+    @rule(area='files', requires=['commands', 'posix_shell', 'shell_files'], since='0.3.0', must='F21')
+    async def test_a_shell_derived_overwrite_keeps_the_file_mode(self, backend: WorkspaceBackend) -> None:
+        """Rewriting a file through the shell-derived filesystem keeps its mode bits (a script stays executable)."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            path = paths.join(root, 'tool.sh')
+            await workspace.write_bytes(path, b'#!/bin/sh\necho one\n')
+            listed = ['sh', '-c', 'chmod 751 "$1" && ls -ln "$1"', 'sh', path]
+            before = await commands_of(backend).run(listed)
+            assert before.exit_code == 0 and before.stdout.startswith(MODE_751), (
+                f'`chmod 751` then `ls -ln` exited {before.exit_code}: {before.stdout[:120]!r} {before.stderr[:120]!r}'
+            )
+            await workspace.write_bytes(path, b'#!/bin/sh\necho two\n')
+            after = await commands_of(backend).run(['ls', '-ln', path])
+            mode = after.stdout[: len(MODE_751)]  # SELinux and ACLs add a '.' or '+' after the ten characters
+            assert after.exit_code == 0 and mode == MODE_751, (
+                f'a file of mode {MODE_751} read {mode!r} after write_bytes rewrote it (exit {after.exit_code}, '
+                f'`ls -ln` said {after.stdout[:120]!r}): the staged copy replaced it with a default mode'
+            )
 
     @rule(area='files', requires=['filesystem'], since='0.2.0', must='B39')
     async def test_list_dir_of_an_empty_directory_is_empty(self, backend: WorkspaceBackend) -> None:

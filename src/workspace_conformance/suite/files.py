@@ -19,6 +19,7 @@ from ..authoring import (
     run_environment_tool,
     safe_str,
     scratch,
+    skip,
     skip_as_before,
     supplied,
     workspace_of,
@@ -208,6 +209,30 @@ class FileRules:
         assert took < bound, f'write_bytes to a FIFO blocked until the suite opened its read end at {bound:g} s'
         assert kept.exit_code == 0, f'write_bytes to a FIFO {gave} and replaced the FIFO (`test -p` failed after it)'
         assert isinstance(result, OSError), f'write_bytes to a FIFO with no reader {gave}, not OSError'
+
+    @rule(area='files', level='extended', requires=['filesystem', 'commands', 'posix_shell'], since='0.3.0')
+    async def test_writing_to_a_device_raises_os_error_and_keeps_it(self, backend: WorkspaceBackend) -> None:
+        """`write_bytes` to a character device raises an `OSError` and leaves the device node where it was."""
+        commands = commands_of(backend)
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            device = paths.join(root, 'null')
+            # A second name for /dev/null (char 1, 3), made inside the scratch directory: a write there goes nowhere.
+            # Char 1, 3 is the null device on Linux only; elsewhere it may be another device: made on Linux alone.
+            script = 'test "$(uname -s)" = Linux || exit 3; mknod "$1" c 1 3 && printf x > "$1"'
+            made = await commands.run(['sh', '-c', script, 'sh', device])
+            if made.exit_code != 0:
+                why = 'not Linux' if made.exit_code == 3 else f'exit {made.exit_code}: {made.stderr.strip()[:160]}'
+                skip('environment', f'no writable null device can be made here with `mknod` ({why})')
+            result: Exception | None = None
+            try:
+                await workspace.write_bytes(device, b'written to a device')
+            except Exception as error:
+                result = error
+            kept = await commands.run(['sh', '-c', 'test -c "$1"', 'sh', device])
+        gave = 'returned normally' if result is None else f'raised {safe_str(result)}'
+        assert kept.exit_code == 0, f'write_bytes to a device {gave} and replaced it (`test -c` failed after it)'
+        assert isinstance(result, OSError), f'write_bytes to a character device {gave}, not OSError'
 
     @rule(
         area='files',

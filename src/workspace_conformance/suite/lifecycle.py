@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import inspect
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable
@@ -13,6 +15,7 @@ from pydantic_ai.workspaces import (
     SupportsFilesystem,
     Workspace,
     WorkspaceBackend,
+    WorkspaceError,
     WorkspaceRef,
     WorkspaceTimeoutError,
     WorkspaceUnavailableError,
@@ -21,6 +24,9 @@ from pydantic_ai.workspaces import (
 from ..authoring import (
     PWD_ARGV,
     SCRATCH_PREFIX,
+    ConformanceConfigError,
+    FaultKind,
+    InjectFault,
     commands_of,
     current_platform,
     current_run,
@@ -41,6 +47,8 @@ from ..authoring import (
 __all__ = ('LifecycleRules',)
 
 Factory = Callable[[], WorkspaceBackend] | None
+ABANDONED_BOUND = 30.0
+"""Seconds the next worker's command may take after a call was abandoned halfway."""
 Attach = Callable[[WorkspaceRef], WorkspaceBackend]
 Destroy = Callable[[WorkspaceBackend], Awaitable[None]] | None
 FIRST_COMMAND_TIMEOUT = 2.0
@@ -196,6 +204,32 @@ class LifecycleRules:
                 result = await attached.run(['cat', path])
                 assert result.stdout == payload.decode(), f'`cat` on the attached backend printed {result.stdout!r}'
             assert attached.ref == ref, f'attaching by {ref!r} left the backend with the ref {attached.ref!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['attach', 'commands', 'posix_shell'], since='0.3.0')
+    async def test_a_call_abandoned_halfway_leaves_the_environment_to_the_next_worker(
+        self, backend: WorkspaceBackend, attach_backend: Attach | None
+    ) -> None:
+        """A command whose caller was cancelled halfway and whose backend was dropped leaves the environment usable.
+
+        A durable engine whose worker dies mid-call runs the call again in another worker: a backend attached by the
+        same ref must get its commands run, not wait on what the dead one held.
+        """
+        attach_backend = supplied(attach_backend, 'attach')
+        await backend.working_dir()
+        ref = backend.ref
+        assert isinstance(ref, WorkspaceRef), f'the backend had the ref {ref!r} after an operation'
+        dying = attach_backend(ref)
+        with anyio.move_on_after(current_run().seconds(0.5)):
+            await commands_of(dying).run(['sh', '-c', 'sleep 30'])
+        del dying  # the worker is gone: nothing of it closes or releases anything
+        gc.collect()
+        bound = current_run().seconds(ABANDONED_BOUND)
+        with anyio.move_on_after(bound) as waited:
+            result = await commands_of(attach_backend(ref)).run(['sh', '-c', 'printf next'])
+        assert not waited.cancelled_caught, (
+            f'a backend attached by {ref!r} after a call there was abandoned halfway got no answer in {bound:g} s'
+        )
+        assert (result.exit_code, result.stdout) == (0, 'next'), f"the next worker's command gave {result!r}"
 
     @rule(
         area='lifecycle', level='extended', requires=['commands', 'posix_shell', 'destroy'], upstream=True, must='B12'
@@ -398,6 +432,52 @@ class LifecycleRules:
         await backend.working_dir()
         assert backend.ref == ref, f'the ref changed from {ref!r} to {backend.ref!r}'
 
+    @rule(area='lifecycle', level='extended', requires=['fresh', 'faults'], since='0.3.0')
+    async def test_a_setup_failing_right_after_the_create_leaves_the_ref(
+        self, fresh_backend: Factory, inject_fault: InjectFault | None
+    ) -> None:
+        """When the setup right after a create fails, the first operation fails but the ref is already recorded."""
+        backend = supplied(fresh_backend, 'fresh')()
+        raised = _armed(supplied(inject_fault, 'faults'), backend, 'setup')
+        with expect_error(raised, "the first operation of a fresh backend whose setup fails (inject_fault 'setup')"):
+            await workspace_of(backend).working_dir()
+        ref = backend.ref
+        assert isinstance(ref, WorkspaceRef), (
+            f'after the setup that follows the create failed, the ref was {ref!r}: the environment it made has no '
+            'ref to clean it up by'
+        )
+        with contextlib.suppress(Exception):  # a backend may give up on a half-set-up environment, ref kept
+            await workspace_of(backend).working_dir()
+        assert backend.ref == ref, f'after the failed setup the ref changed from {ref!r} to {backend.ref!r}'
+
+    @rule(area='lifecycle', level='extended', requires=['filesystem', 'faults'], since='0.3.0', alone=True)
+    async def test_a_provider_s_transient_error_reaches_the_caller_unchanged(
+        self, backend: WorkspaceBackend, inject_fault: InjectFault | None
+    ) -> None:
+        """A transient error of the provider's SDK propagates as itself, so a durable engine can retry the call."""
+        workspace = workspace_of(backend)
+        async with scratch(workspace) as root:
+            path = paths.join(root, 'present')
+            await workspace.write_bytes(path, b'here')
+            ref = backend.ref
+            raised = _armed(supplied(inject_fault, 'faults'), backend, 'transient')
+            try:
+                found = await workspace.exists(path)
+            except raised:
+                pass
+            except Exception as error:
+                kind = (
+                    'a WorkspaceError, which durable engines never retry' if isinstance(error, WorkspaceError) else ''
+                )
+                raise AssertionError(
+                    f"the SDK's transient {raised.__name__} came out of exists() as {safe_str(error)}"
+                    + (f': {kind}' if kind else '')
+                ) from error
+            else:  # retried inside the backend: the answer must still be right
+                assert found is True, f"exists() of a file answered {found!r} after the SDK's transient error"
+            assert await workspace.exists(path), 'after one transient error the next call did not find the file'
+            assert backend.ref == ref, f'the transient error changed the ref from {ref!r} to {backend.ref!r}'
+
     # Up to three tries of two calls each, at 2, 6 and 18 s (scaled), plus three creations.
     @rule(area='lifecycle', level='extended', requires=['fresh', 'commands'], since='0.3.0', timeout=150, must='B44')
     async def test_the_first_command_timeout_starts_after_creation(self, fresh_backend: Factory) -> None:
@@ -446,3 +526,18 @@ class LifecycleRules:
             assert data == payload, f'once the backend that wrote it was dropped, {mark!r} read back {data!r}'
         finally:
             await _remove_quietly(workspace, mark)
+
+
+def _armed(inject_fault: InjectFault, backend: WorkspaceBackend, kind: FaultKind) -> type[BaseException]:
+    """Arm the fault `kind` on the user's own backend, or skip: the fixture cannot inject that kind."""
+    raised: object = inject_fault(unwrap(backend), kind)
+    if raised is None:
+        skip('fixture-missing', f'`inject_fault` cannot inject a {kind!r} fault into this backend')
+    if not (isinstance(raised, type) and issubclass(raised, BaseException)):
+        if inspect.iscoroutine(raised):
+            raised.close()  # an async fixture's coroutine: closed, so no "never awaited" warning buries the error
+        raise ConformanceConfigError(
+            f'inject_fault(backend, {kind!r}) returned {raised!r}: return the exception type the armed fault raises '
+            '(or None), from a plain function, not an async one'
+        )
+    return raised

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import anyio
 from pydantic_ai.workspaces import SupportsCommands, SupportsRealpath, Workspace, WorkspaceBackend
 
-from ..authoring import MakeSymlink, current_run, make_link, paths, rule, scratch, skip, workspace_of
+from ..authoring import MakeSymlink, current_run, make_link, paths, rule, scratch, skip, unwrap, workspace_of
 
 __all__ = ('SymlinkRules',)
 
@@ -89,6 +89,17 @@ class SymlinkRules:
             real_target = await workspace.realpath(target)
             resolved = await workspace.realpath(link)
             assert resolved == real_target, f'after the write the link resolved to {resolved!r}: it was replaced'
+
+    @rule(area='symlinks', requires=['filesystem', 'files_only', 'holds_symlinks'], since='0.3.0')
+    async def test_a_files_only_backend_that_holds_symlinks_resolves_them_natively(
+        self, backend: WorkspaceBackend
+    ) -> None:
+        """A filesystem-only backend whose storage can hold symlinks implements `SupportsRealpath`."""
+        assert isinstance(backend, SupportsRealpath), (
+            f'{type(unwrap(backend)).__qualname__} has no commands and its storage holds symlinks, but it does not '
+            "implement SupportsRealpath: Workspace.realpath then only normalizes the path as text, so a path policy's "
+            'preflight (realpath(await resolve(path))) cannot see where a link leads'
+        )
 
     @rule(area='symlinks', requires=['realpath'], upstream=True, must='B40', grounds=('realpath',))
     async def test_native_realpath_keeps_the_working_dir_and_missing_names(self, backend: WorkspaceBackend) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend, WorkspaceRef
 
 __all__ = (
     'CapabilitySetup',
+    'InjectFault',
     'MakeSymlink',
     'NamedTarget',
     'Target',
@@ -21,6 +22,7 @@ __all__ = (
 )
 
 MakeSymlink = Callable[[WorkspaceBackend, str, str], Awaitable[None]]
+InjectFault = Callable[[WorkspaceBackend, Literal['transient', 'setup']], 'type[BaseException] | None']
 
 
 class TargetError(Exception):
@@ -61,6 +63,8 @@ class Target:
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
     make_symlink: MakeSymlink | None = None
+    inject_fault: InjectFault | None = None
+    """Arms one fault in the backend's provider client: the suite's `inject_fault` fixture."""
     declared_limits: Mapping[str, str] = field(default_factory=dict)
     expected_failures: Mapping[str, str] = field(default_factory=dict)
     switches: Mapping[str, bool] = field(default_factory=dict)

@@ -21,7 +21,7 @@ from ..suite import WorkspaceBackendSuite
 from ..tools import WorkspaceToolSuite
 from ._ledger import record_ref
 from ._run_fixtures import run_fixtures
-from .base import CapabilitySetup, MakeSymlink, Target
+from .base import CapabilitySetup, InjectFault, MakeSymlink, Target
 from .capability import CapabilityTarget, capability_suite_for, finish_suite
 from .isolation import claims_option, isolation_suite_for
 from .loading import resolve_capability, resolve_target, resolve_tools
@@ -63,6 +63,7 @@ class CertificationSpec:
     fresh: str | None = None
     attach: str | None = None
     destroy: str | None = None
+    inject_fault: str | None = None
     options: dict[str, str] = field(default_factory=dict)
     run_id: str = 'run'
     capability: str | None = None
@@ -160,6 +161,10 @@ def suite_for(
         def make_symlink(self) -> MakeSymlink | None:
             return target.make_symlink
 
+        @pytest.fixture
+        def inject_fault(self) -> InjectFault | None:
+            return target.inject_fault
+
     switches = dict(target.switches)
     if rebuild_per_call is not None:
         switches['rebuild_per_call'] = rebuild_per_call
@@ -249,6 +254,7 @@ def _spec_target(spec: CertificationSpec) -> Target:
         fresh=spec.fresh,
         attach=spec.attach,
         destroy=spec.destroy,
+        inject_fault=spec.inject_fault,
         check_requirements=False,
         awaits=spec.awaits,
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..doubles import InMemoryBackend, InMemoryProvider, memory_symlink
+from ..doubles.provider import ProviderBackend
 from .base import CapabilitySetup, NamedTarget, Target
 from .claims import IN_PROCESS_DOUBLE
 
@@ -49,6 +50,7 @@ def _provider(_: Mapping[str, str], run_id: str) -> Target:
         fresh_backend=lambda run_dir: provider(run_dir).backend(),
         attach_backend=attach,
         destroy_environment=destroy,
+        inject_fault=_inject_fault,
         capability=_provider_capability,
         isolation_source=IN_PROCESS_DOUBLE.source,
     )
@@ -71,3 +73,10 @@ def _provider_capability(run_dir: Path) -> CapabilitySetup:
     """`InMemoryProvider.capability()` over local directories in the rule's scratch directory."""
     provider = InMemoryProvider(local_root=run_dir / 'environments', files={'README': b'hello'})
     return CapabilitySetup(capability=provider.capability(), destroy_environment=provider.destroy)
+
+
+def _inject_fault(backend: WorkspaceBackend, kind: str) -> type[BaseException] | None:
+    """The suite's `inject_fault` for the provider double: armed on the provider behind the backend."""
+    if not isinstance(backend, ProviderBackend):
+        raise TypeError(f'inject_fault is for the provider double, not {type(backend).__qualname__}')
+    return backend.provider.arm(kind)

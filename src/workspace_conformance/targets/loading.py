@@ -89,6 +89,7 @@ def resolve_target(
     fresh: str | None = None,
     attach: str | None = None,
     destroy: str | None = None,
+    inject_fault: str | None = None,
     check_requirements: bool = True,
     awaits: bool = False,
 ) -> Target:
@@ -101,8 +102,10 @@ def resolve_target(
     name = spec or 'local'
     given = {key: value for key, value in (options or {}).items() if value is not None}
     if name in NAMED_TARGETS:
-        if fresh or attach or destroy:
-            raise TargetError(f'--fresh, --attach and --destroy go with a package.module:factory target, not {name!r}')
+        if fresh or attach or destroy or inject_fault:
+            raise TargetError(
+                f'--fresh, --attach, --destroy and --inject-fault go with a package.module:factory target, not {name!r}'
+            )
         named = NAMED_TARGETS[name]
         values = named.values(given)
         if check_requirements:
@@ -121,6 +124,7 @@ def resolve_target(
     fresh_factory = load_callable(fresh, '--fresh') if fresh else None
     attach_factory = load_callable(attach, '--attach') if attach else None
     destroy_function = load_callable(destroy, '--destroy') if destroy else None
+    fault_function = load_callable(inject_fault, '--inject-fault') if inject_fault else None
     _plain(fresh, '--fresh', fresh_factory)
     _plain(attach, '--attach', attach_factory)
     fresh_build = _with_run_dir(fresh_factory, 'fresh') if fresh_factory else None
@@ -137,6 +141,7 @@ def resolve_target(
         fresh_backend=fresh_build,
         attach_backend=attach_backend if attach_factory else None,
         destroy_environment=destroy_function,
+        inject_fault=fault_function,
         backend_awaits=awaits or inspect.iscoroutinefunction(factory),
     )
 

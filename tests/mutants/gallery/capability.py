@@ -7,6 +7,7 @@ directories the suite itself made (a neighbour, a symlink) and removes.
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -321,6 +322,32 @@ capability_mutant(
     kills=['a_policy_wrapper_keeps_its_policy_when_commands_exist'],
     bug="A user's policy wrapper refuses write_bytes but not run(), so `sh -c 'echo > f'` writes anyway.",
     build=_with_leaky_policy,
+)
+
+
+class RootedByText(WrapperWorkspace):
+    """The docs' RootedWrites with its check on the path as written: `..` is collapsed, links are not followed."""
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        root = await self.working_dir()
+        target = await self.resolve(path)
+        if posixpath.commonpath((root, target)) != root:
+            raise WorkspaceReadOnlyError('outside the allowed root')
+        await self.wrapped.write_bytes(path, data)
+
+    async def run(self, command: Any, **kwargs: Any) -> Any:
+        raise WorkspaceReadOnlyError('commands bypass file policy')
+
+
+def _with_textual_root(run_dir: Path) -> CapabilitySetup:
+    return CapabilitySetup(capability=LocalWorkspace(_project(run_dir)), policy=RootedByText)
+
+
+capability_mutant(
+    name='rooted_policy_checks_the_text',
+    kills=['a_rooted_policy_checks_where_a_write_really_leads'],
+    bug="A user's policy keeps writes under the working dir by the path's text, so a link inside leads its writes out.",
+    build=_with_textual_root,
 )
 
 

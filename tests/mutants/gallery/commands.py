@@ -17,6 +17,7 @@ import anyio.abc
 import anyio.to_thread
 from pydantic_ai.workspaces import (
     CommandResult,
+    LocalWorkspaceBackend,
     WorkspaceCommand,
     WorkspaceError,
     WorkspaceOutputLimitError,
@@ -165,6 +166,26 @@ class TimeoutIsAnExitCode(InterceptsRun):
             return await self._forward(call)
         except WorkspaceTimeoutError as error:
             return CommandResult(exit_code=124, stdout=error.stdout, stderr=error.stderr)
+
+
+@breaks(
+    kills=['a_backend_env_reaches_every_command_under_the_call_env'],
+    bug='A LocalWorkspaceBackend subclass takes env= in its constructor but never passes it on, so no command sees it.',
+)
+class DropsTheConstructorEnv(LocalWorkspaceBackend):
+    def __init__(self, working_dir: str | Path, *, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(working_dir)
+
+
+@breaks(
+    kills=['a_backend_env_reaches_every_command_under_the_call_env'],
+    bug="The backend's own env is merged over a call's env= ({**env, **own}), so the caller's value of a name loses.",
+    name='backend_env_wins_over_the_call_env',
+)
+class BackendEnvWins(LocalWorkspaceBackend):
+    async def run(self, command: Any, *, shell: bool = False, env: Mapping[str, str] | None = None, **rest: Any) -> Any:
+        own = {name: value for name, value in self._env.items() if name in (env or {})}
+        return await super().run(command, shell=shell, env={**(env or {}), **own}, **rest)
 
 
 @breaks(kills=['env_is_added'], bug='run() accepts env= but never passes it to the process it starts.')

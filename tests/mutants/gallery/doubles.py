@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from pydantic_ai.workspaces import FileEntry, WorkspaceBackend
+import anyio
+from pydantic_ai.workspaces import CommandResult, FileEntry, WorkspaceBackend, WorkspaceRef, WorkspaceUnavailableError
 
+from workspace_conformance.authoring import FaultKind
 from workspace_conformance.doubles import InMemoryBackend, InMemoryProvider
-from workspace_conformance.doubles.provider import ProviderBackend
+from workspace_conformance.doubles.forwarding import RunCall
+from workspace_conformance.doubles.provider import ProviderBackend, ProviderCommandsBackend
 
 from ..registry import breaks_in_memory, in_memory, mutant
 
@@ -84,4 +88,99 @@ mutant(
     backend=in_memory(InMemoryBackend),
     attach_backend=lambda run_dir, ref: InMemoryBackend(ref=ref, lazy=False),
     rebuild_per_call=True,
+)
+
+
+class ConvertsProviderErrors(ProviderCommandsBackend):
+    """Turns every error of its provider client into `WorkspaceUnavailableError`, so none looks retryable."""
+
+    async def _environment(self) -> Any:
+        try:
+            return await super()._environment()
+        except WorkspaceUnavailableError:
+            raise
+        except Exception as error:
+            raise WorkspaceUnavailableError(f'the sandbox is unreachable: {error}') from error
+
+
+class RecordsTheRefAfterSetup(ProviderCommandsBackend):
+    """Creates, sets up, and only then records the ref: a setup that fails loses the environment it made."""
+
+    async def _environment(self) -> Any:
+        if self._ref is None:
+            created = await self.provider.create()
+            await self.provider.set_up(created)
+            self._ref = created
+        return await super()._environment()
+
+
+def _provider_of(kind: type[ProviderBackend]) -> Callable[[Path], WorkspaceBackend]:
+    """A build of `kind` over its own `InMemoryProvider` of local directories in the run's directory."""
+
+    def build(run_dir: Path) -> WorkspaceBackend:
+        return kind(InMemoryProvider(local_root=run_dir / kind.__name__), None)
+
+    build.__name__ = kind.__name__
+    return build
+
+
+def _inject(backend: WorkspaceBackend, kind: FaultKind) -> type[BaseException] | None:
+    assert isinstance(backend, ProviderBackend)
+    return backend.provider.arm(kind)
+
+
+mutant(
+    name='provider_errors_become_unavailable',
+    kills=['a_provider_s_transient_error_reaches_the_caller_unchanged'],
+    bug="A backend wraps its SDK's dropped-connection error in WorkspaceUnavailableError, which no engine retries.",
+    backend=_provider_of(ConvertsProviderErrors),
+    inject_fault=_inject,
+)
+
+mutant(
+    name='ref_recorded_after_setup',
+    kills=['a_setup_failing_right_after_the_create_leaves_the_ref'],
+    bug='A backend records the ref only once its setup after the create succeeds, so a failed setup leaks the sandbox.',
+    fresh_backend=_provider_of(RecordsTheRefAfterSetup),
+    inject_fault=_inject,
+)
+
+
+_SESSIONS: dict[str, anyio.Semaphore] = {}
+"""One exec session per environment, as a provider that allows one at a time (keyed by the environment's id)."""
+
+
+class HoldsTheSessionOfACancelledCall(ProviderCommandsBackend):
+    """Takes the environment's one exec session for each command and gives it back only when the command returns."""
+
+    async def _take_run(self, call: RunCall) -> CommandResult:
+        assert self._ref is not None or await self.working_dir()
+        assert self._ref is not None
+        session = _SESSIONS.setdefault(self._ref.id, anyio.Semaphore(1))
+        await session.acquire()
+        result = await super()._take_run(call)
+        session.release()  # not in a `finally`: a caller cancelled mid-command never gives the session back
+        return result
+
+
+def _session_provider() -> tuple[Callable[[Path], WorkspaceBackend], Callable[[Path, WorkspaceRef], WorkspaceBackend]]:
+    """The mutant's shared backend and its attach, over one provider per run directory."""
+    providers: dict[Path, InMemoryProvider] = {}
+
+    def provider(run_dir: Path) -> InMemoryProvider:
+        made = providers.setdefault(run_dir, InMemoryProvider(local_root=run_dir / 'sessions'))
+        made._backend_class = lambda: HoldsTheSessionOfACancelledCall  # type: ignore[method-assign]
+        return made
+
+    return (lambda run_dir: provider(run_dir).backend()), (lambda run_dir, ref: provider(run_dir).attach(ref))
+
+
+_SESSION_BACKEND, _SESSION_ATTACH = _session_provider()
+mutant(
+    name='cancelled_call_keeps_the_session',
+    kills=['a_call_abandoned_halfway_leaves_the_environment_to_the_next_worker'],
+    bug="A backend holds the provider's one exec session until a command returns, so a call cut off halfway never "
+    'gives it back and the next worker waits forever.',
+    backend=_SESSION_BACKEND,
+    attach_backend=_SESSION_ATTACH,
 )

@@ -13,6 +13,7 @@ from pydantic_ai.workspaces import (
     CommandResult,
     LocalWorkspaceBackend,
     Workspace,
+    WorkspaceCommand,
     WorkspaceRef,
     WorkspaceUnavailableError,
 )
@@ -21,7 +22,7 @@ from workspace_conformance.doubles.forwarding import RunCall
 from workspace_conformance.targets.local_shell import CommandsOnly
 
 from ..registry import breaks, mutant, shared_dir
-from ._shared import InterceptsRun, _below, _sacrificial_dir
+from ._shared import InterceptsRun, RewritesCommands, _below, _sacrificial_dir
 
 
 @breaks(
@@ -135,4 +136,20 @@ mutant(
     kills=['every_operation_on_a_destroyed_environment_raises_unavailable'],
     bug='write_bytes runs `mkdir -p` of the parent before refusing a destroyed environment, recreating it empty.',
     destructive_backend=lambda run_dir: WriteRecreatesTheWorkingDir(_sacrificial_dir(run_dir)),
+)
+
+
+class RunsUnderAStrictUmask(RewritesCommands):
+    """Every shell string runs after `umask 077`, as in an image whose login profile sets it."""
+
+    def _rewrite_command(self, command: WorkspaceCommand, shell: bool) -> WorkspaceCommand:
+        return f'umask 077; {command}' if shell and isinstance(command, str) else command
+
+
+mutant(
+    name='shell_writes_under_a_strict_umask',
+    kills=['a_shell_derived_overwrite_keeps_the_file_mode'],
+    bug="A commands-only backend's shell has umask 077, so the staged copy of a rewritten file drops its group and "
+    'other bits.',
+    backend=lambda run_dir: Workspace(CommandsOnly(RunsUnderAStrictUmask(shared_dir(run_dir)))),
 )

@@ -761,3 +761,34 @@ class ReadsOneHttp2Frame(LocalWorkspaceBackend):
 class ListsFourPagesAtMost(LocalWorkspaceBackend):
     async def list_dir(self, path: str) -> Sequence[FileEntry]:
         return list(await super().list_dir(path))[:4000]
+
+
+@breaks(
+    kills=['writing_to_a_device_raises_os_error_and_keeps_it'],
+    bug='write_bytes opens whatever is at the path for writing, so a device takes the bytes and the call succeeds.',
+)
+class WritesIntoWhateverIsThere(LocalWorkspaceBackend):
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        _refuse_outside(path, self._working_dir)
+
+        def write() -> None:
+            with open(path, 'wb') as stream:  # no check that it is a regular file
+                stream.write(data)
+
+        await _blocking(write)
+
+
+@breaks(
+    kills=['writing_to_a_device_raises_os_error_and_keeps_it'],
+    bug='An atomic write renames a temporary file over the path, so a device there becomes a regular file.',
+)
+class RenamesOverADevice(LocalWorkspaceBackend):
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        _refuse_outside(path, self._working_dir)
+
+        def write() -> None:
+            temporary = f'{path}.wc-tmp'
+            Path(temporary).write_bytes(data)
+            os.replace(temporary, path)
+
+        await _blocking(write)

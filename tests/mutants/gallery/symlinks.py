@@ -20,6 +20,7 @@ import anyio.to_thread
 from pydantic_ai.workspaces import FileEntry, LocalWorkspaceBackend
 
 from workspace_conformance.doubles import InMemoryBackend
+from workspace_conformance.doubles.memory import FilesystemMethods, SymlinkMethod
 
 from ..registry import breaks, breaks_in_memory
 from ._shared import _blocking, _refuse_outside
@@ -278,3 +279,11 @@ class RealpathKeepsTheSpelling(HandRolledRealpath):
 )
 class RealpathSpinsOnLoops(HandRolledRealpath):
     hop_limit = None
+
+
+@breaks_in_memory(
+    kills=['a_files_only_backend_that_holds_symlinks_resolves_them_natively'],
+    bug='A files-only backend over storage with symlinks leaves out realpath, so path checks see only the text.',
+)
+class HoldsSymlinksWithoutRealpath(FilesystemMethods, SymlinkMethod):
+    """The in-memory double without `RealpathMethod`: links are made and followed, never resolved natively."""

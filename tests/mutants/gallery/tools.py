@@ -227,3 +227,15 @@ class TruncatesSilently(_OneTool):
 
     async def tool(self, ctx: RunContext[Any], path: str) -> str:
         return (await ctx.workspace.read_text(path))[:10_000]
+
+
+@tool_mutant(
+    kills=['fails_at_the_start_without_a_workspace'],
+    bug='The capability never checks ctx.workspace.attached, so a run without one goes ahead and fails on a tool call.',
+    workspaces=['memory'],
+)
+class NeverChecksAttached(_OneTool):
+    tool_name = 'read_note'
+
+    async def tool(self, ctx: RunContext[Any], path: str) -> str:
+        return await ctx.workspace.read_text(path)
