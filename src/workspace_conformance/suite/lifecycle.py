@@ -473,8 +473,11 @@ class LifecycleRules:
                     f"the SDK's transient {raised.__name__} came out of exists() as {safe_str(error)}"
                     + (f': {kind}' if kind else '')
                 ) from error
-            else:  # retried inside the backend: the answer must still be right
-                assert found is True, f"exists() of a file answered {found!r} after the SDK's transient error"
+            else:
+                raise AssertionError(
+                    f"exists() answered {found!r} with the SDK's transient {raised.__name__} armed: the backend retried"
+                    ' or swallowed it (or the fault never fired), where the contract says let it propagate'
+                )
             assert await workspace.exists(path), 'after one transient error the next call did not find the file'
             assert backend.ref == ref, f'the transient error changed the ref from {ref!r} to {backend.ref!r}'
 
