@@ -12,7 +12,7 @@ from ..doubles.provider import ProviderBackend
 from .base import CapabilitySetup, NamedTarget, Target
 from .claims import IN_PROCESS_DOUBLE
 
-__all__ = ('MEMORY', 'PROVIDER')
+__all__ = ('MEMORY', 'PROVIDER', 'inject_provider_fault')
 
 
 def _memory(_: Mapping[str, str], run_id: str) -> Target:
@@ -50,7 +50,7 @@ def _provider(_: Mapping[str, str], run_id: str) -> Target:
         fresh_backend=lambda run_dir: provider(run_dir).backend(),
         attach_backend=attach,
         destroy_environment=destroy,
-        inject_fault=_inject_fault,
+        inject_fault=inject_provider_fault,
         capability=_provider_capability,
         isolation_source=IN_PROCESS_DOUBLE.source,
     )
@@ -75,7 +75,7 @@ def _provider_capability(run_dir: Path) -> CapabilitySetup:
     return CapabilitySetup(capability=provider.capability(), destroy_environment=provider.destroy)
 
 
-def _inject_fault(backend: WorkspaceBackend, kind: str) -> type[BaseException] | None:
+def inject_provider_fault(backend: WorkspaceBackend, kind: str) -> type[BaseException] | None:
     """The suite's `inject_fault` for the provider double: armed on the provider behind the backend."""
     if not isinstance(backend, ProviderBackend):
         raise TypeError(f'inject_fault is for the provider double, not {type(backend).__qualname__}')

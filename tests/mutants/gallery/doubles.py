@@ -10,10 +10,10 @@ from typing import Any
 import anyio
 from pydantic_ai.workspaces import CommandResult, FileEntry, WorkspaceBackend, WorkspaceRef, WorkspaceUnavailableError
 
-from workspace_conformance.authoring import FaultKind
 from workspace_conformance.doubles import InMemoryBackend, InMemoryProvider
 from workspace_conformance.doubles.forwarding import RunCall
 from workspace_conformance.doubles.provider import ProviderBackend, ProviderCommandsBackend
+from workspace_conformance.targets.doubles import inject_provider_fault
 
 from ..registry import breaks_in_memory, in_memory, mutant
 
@@ -124,17 +124,12 @@ def _provider_of(kind: type[ProviderBackend]) -> Callable[[Path], WorkspaceBacke
     return build
 
 
-def _inject(backend: WorkspaceBackend, kind: FaultKind) -> type[BaseException] | None:
-    assert isinstance(backend, ProviderBackend)
-    return backend.provider.arm(kind)
-
-
 mutant(
     name='provider_errors_become_unavailable',
     kills=['a_provider_s_transient_error_reaches_the_caller_unchanged'],
     bug="A backend wraps its SDK's dropped-connection error in WorkspaceUnavailableError, which no engine retries.",
     backend=_provider_of(ConvertsProviderErrors),
-    inject_fault=_inject,
+    inject_fault=inject_provider_fault,
 )
 
 mutant(
@@ -142,7 +137,7 @@ mutant(
     kills=['a_setup_failing_right_after_the_create_leaves_the_ref'],
     bug='A backend records the ref only once its setup after the create succeeds, so a failed setup leaks the sandbox.',
     fresh_backend=_provider_of(RecordsTheRefAfterSetup),
-    inject_fault=_inject,
+    inject_fault=inject_provider_fault,
 )
 
 
