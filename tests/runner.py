@@ -16,6 +16,16 @@ QUICK_CERTIFY = ('--anyio-backend', 'asyncio', '--conformance-profile', 'ci')
 """`certify` options for a quick run: one event loop, the `ci` profile."""
 
 
+NOT_ON_LOCAL = frozenset({'shell_files', 'files_only', 'faults'})
+"""Requirements a LocalWorkspaceBackend never meets: a shell-derived filesystem (it has native files and realpath), a
+files-only backend, and a provider SDK's faults (it calls none); a rule needing one is not applicable there."""
+
+
+def rules_not_applicable_on_local() -> int:
+    """Rules a LocalWorkspaceBackend is not asked to pass, whatever fixtures it has: an oracle from the catalog."""
+    return sum(1 for rule in rules() if NOT_ON_LOCAL & set(rule.requires)) + platform_rules_not_applicable_on_local()
+
+
 def platform_rules_not_applicable_on_local() -> int:
     """Platform rules a 'posix' backend without `run_in_directory` (LocalWorkspaceBackend) is not asked to pass.
 

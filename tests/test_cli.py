@@ -11,7 +11,7 @@ import pytest
 
 from workspace_conformance import rules
 
-from .runner import QUICK_CERTIFY, certify, platform_rules_not_applicable_on_local
+from .runner import QUICK_CERTIFY, certify, rules_not_applicable_on_local
 
 FACTORIES = """
 from pydantic_ai.workspaces import LocalWorkspaceBackend
@@ -67,11 +67,7 @@ def test_the_default_local_target_is_certified_and_writes_nothing_here(workdir: 
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert result.stdout.rstrip().splitlines()[-1] == 'workspace-conformance: certified (local)'
     total = len(rules())
-    # Not applicable: the rules on the shell-derived filesystem (LocalWorkspaceBackend has native files and realpath),
-    # on files-only backends, and on a provider SDK's faults (it calls none), and the platform rules for 'windows' or
-    # `run_in_directory`, which it does not implement.
-    elsewhere = {'shell_files', 'files_only', 'faults'}
-    absent = sum(1 for rule in rules() if elsewhere & set(rule.requires)) + platform_rules_not_applicable_on_local()
+    absent = rules_not_applicable_on_local()
     assert (
         f'({total - absent} passed, 0 failed, 0 broken, 0 advisories, 0 gaps, {absent} not applicable, 0 missing; '
         f'{total} rules on asyncio)' in result.stdout
