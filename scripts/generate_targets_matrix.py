@@ -17,7 +17,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from workspace_conformance.reports.model import Report, SuiteReport, verdict_of
+from workspace_conformance.reports.model import Report, RuleSummary, SuiteReport, verdict_of
 from workspace_conformance.reports.verify import load_report
 from workspace_conformance.targets import NAMED_TARGETS
 from workspace_conformance.targets.e2b_local import LABEL as E2B_LABEL
@@ -116,16 +116,21 @@ def _left_out(directory: Path) -> frozenset[str]:
     return frozenset(json.loads(path.read_text(encoding='utf-8'))['left_out']) if path.exists() else frozenset()
 
 
+def _ran(report: Report, left_out: frozenset[str]) -> list[RuleSummary]:
+    """The rules of every suite in the report (the isolation suite's too) but those the run left out on purpose."""
+    return [summary for suite in report.suites for summary in suite.rules if summary.rule_id not in left_out]
+
+
 def _verdict(report: Report, left_out: frozenset[str]) -> str:
     """The report's verdict; for a run that left rules out, the verdict of the rules it ran, marked a selection."""
     if not left_out:
         return f'**{report.verdict}**'
-    ran = [summary for summary in _backend_suite(report).rules if summary.rule_id not in left_out]
-    return f'**{verdict_of(ran)}** on the rules run ({len(left_out)} bulk-data rules left to its bundle)'
+    ran = verdict_of(_ran(report, left_out))
+    return f'**{ran}** on the rules run ({len(left_out)} bulk-data rules left to its bundle)'
 
 
 def _target_section(name: str, report: Report, left_out: frozenset[str] = frozenset()) -> list[str]:
-    summaries = [s for suite in report.suites for s in suite.rules if s.rule_id not in left_out]
+    summaries = _ran(report, left_out)
     suite = _backend_suite(report)
     statuses = ('passed', 'failed', 'advisory', 'gap', 'missing')
     counts = {status: sum(s.status == status for s in summaries) for status in statuses}
@@ -170,7 +175,7 @@ def render(reports_dir: Path) -> str:
         if (directory / 'report.json').exists():
             report = load_report(directory / 'report.json')
             left_out = _left_out(directory)
-            summaries = [s for suite in report.suites for s in suite.rules if s.rule_id not in left_out]
+            summaries = _ran(report, left_out)
             passed = sum(summary.status == 'passed' for summary in summaries)
             gaps = sum(summary.status == 'gap' for summary in summaries)
             failed = sum(summary.status in ('failed', 'missing') for summary in summaries)

@@ -188,8 +188,21 @@ def test_an_sdk_error_reported_as_a_lost_sandbox_is_an_advisory_naming_the_retry
     assert 'a WorkspaceError, which durable engines never retry' in result.stdout, result.stdout[-3000:]
 
 
-def test_an_async_fault_hook_is_refused_saying_what_to_return(tmp_path: Path) -> None:
+def test_a_fault_hook_returning_a_coroutine_is_told_what_to_return(tmp_path: Path) -> None:
     result, _ = _certify_cloud(tmp_path, 'build', 'inject_fault_async')
     assert 'return the exception type the armed fault raises' in result.stdout + result.stderr, result.stdout[-3000:]
     assert 'Traceback' not in result.stdout + result.stderr
     assert 'never awaited' not in result.stdout + result.stderr
+
+
+def test_an_async_fault_hook_is_refused_at_load_saying_what_to_return(tmp_path: Path) -> None:
+    shutil.copy(CLOUD_MODULE, tmp_path / 'cloud_files.py')
+    options = ['--fresh', 'cloud_files:build', '--inject-fault', 'cloud_files:inject_fault_awaited']
+    result = certify(tmp_path, 'cloud_files:build', *options)
+    assert result.returncode == 2, result.stdout[-3000:] + result.stderr[-3000:]
+    line = result.stderr.strip()
+    assert line.endswith(
+        'is an async function: --inject-fault takes a plain function returning the exception type '
+        'the armed fault raises (or None)'
+    ), line
+    assert '\n' not in line and 'Traceback' not in result.stdout + result.stderr

@@ -134,3 +134,8 @@ def inject_fault_async(backend: CloudFiles, kind: str) -> object:
         return inject_fault(backend, kind)
 
     return armed()
+
+
+async def inject_fault_awaited(backend: CloudFiles, kind: str) -> type[Exception] | None:
+    """A slip `certify` refuses at load: an `async def` hook, which the suite calls without awaiting."""
+    return inject_fault(backend, kind)

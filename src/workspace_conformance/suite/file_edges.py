@@ -394,9 +394,12 @@ class FileEdgeRules:
             await workspace.write_bytes(path, b'#!/bin/sh\necho one\n')
             listed = ['sh', '-c', 'chmod 751 "$1" && ls -ln "$1"', 'sh', path]
             before = await commands_of(backend).run(listed)
-            assert before.exit_code == 0 and before.stdout.startswith(MODE_751), (
-                f'`chmod 751` then `ls -ln` exited {before.exit_code}: {before.stdout[:120]!r} {before.stderr[:120]!r}'
-            )
+            if before.exit_code != 0 or not before.stdout.startswith(MODE_751):
+                skip(
+                    'environment',
+                    f'the scratch directory keeps no mode set by `chmod 751` (exit {before.exit_code}, `ls -ln` said '
+                    f'{before.stdout[:120]!r} {before.stderr[:120]!r}), so there is no mode for a rewrite to keep',
+                )
             await workspace.write_bytes(path, b'#!/bin/sh\necho two\n')
             after = await commands_of(backend).run(['ls', '-ln', path])
             mode = after.stdout[: len(MODE_751)]  # SELinux and ACLs add a '.' or '+' after the ten characters

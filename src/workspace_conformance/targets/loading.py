@@ -75,10 +75,10 @@ def _with_run_dir(factory: Callable[..., Any], role: str | None = None) -> Calla
     return call
 
 
-def _plain(spec: str | None, what: str, factory: Callable[..., Any] | None) -> None:
-    """Refuse an `async def` factory where the suite calls it without awaiting (`--fresh`, `--attach`)."""
+def _plain(spec: str | None, what: str, factory: Callable[..., Any] | None, returning: str = 'a backend') -> None:
+    """Refuse an `async def` function where the suite calls it without awaiting (`--fresh`, `--attach`, a fault)."""
     if factory is not None and inspect.iscoroutinefunction(factory):
-        raise TargetError(f'{what} {spec!r} is an async function: {what} takes a plain function returning a backend')
+        raise TargetError(f'{what} {spec!r} is an async function: {what} takes a plain function returning {returning}')
 
 
 def resolve_target(
@@ -127,6 +127,7 @@ def resolve_target(
     fault_function = load_callable(inject_fault, '--inject-fault') if inject_fault else None
     _plain(fresh, '--fresh', fresh_factory)
     _plain(attach, '--attach', attach_factory)
+    _plain(inject_fault, '--inject-fault', fault_function, 'the exception type the armed fault raises (or None)')
     fresh_build = _with_run_dir(fresh_factory, 'fresh') if fresh_factory else None
 
     def attach_backend(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:

@@ -193,8 +193,10 @@ mutant(
 )
 
 
-READY_WAIT = 0.5
-"""How long the mutant's sandbox takes to report ready after its create returned."""
+READY_WAIT = 1.5
+"""How long the mutant's sandbox takes to report ready after its create returned: long beside the create itself, so
+the rule's half-way cancel lands in the wait even when its probe's create was slowed by a loaded machine (at 0.5 s a
+probe slowed by half a second let the mutant through in CI)."""
 
 
 class RecordsTheRefAfterReadiness(LazyLocalBackend):
