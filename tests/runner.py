@@ -16,9 +16,10 @@ QUICK_CERTIFY = ('--anyio-backend', 'asyncio', '--conformance-profile', 'ci')
 """`certify` options for a quick run: one event loop, the `ci` profile."""
 
 
-NOT_ON_LOCAL = frozenset({'shell_files', 'files_only', 'faults'})
+NOT_ON_LOCAL = frozenset({'shell_files', 'files_only', 'faults', 'stop', 'restart'})
 """Requirements a LocalWorkspaceBackend never meets: a shell-derived filesystem (it has native files and realpath), a
-files-only backend, and a provider SDK's faults (it calls none); a rule needing one is not applicable there."""
+files-only backend, a provider SDK's faults (it calls none), and an init to stop (it is a directory); a rule needing
+one is not applicable there."""
 
 
 def rules_not_applicable_on_local() -> int:

@@ -206,3 +206,19 @@ def test_an_async_fault_hook_is_refused_at_load_saying_what_to_return(tmp_path: 
         'the armed fault raises (or None)'
     ), line
     assert '\n' not in line and 'Traceback' not in result.stdout + result.stderr
+
+
+def test_a_vendors_stop_and_start_reach_the_restart_rules_through_the_command_line(tmp_path: Path) -> None:
+    project = tmp_path / 'cloud'
+    project.mkdir()
+    shutil.copy(CLOUD_MODULE, project / 'cloud_files.py')
+    hooks = ['--fresh', 'cloud_files:build', '--attach', 'cloud_files:attach']
+    hooks += ['--stop', 'cloud_files:stop', '--start', 'cloud_files:start']
+    narrowed = ['-k', 'init_died or after_a_restart', '--report', str(tmp_path / 'r')]
+    result = certify(project, 'cloud_files:build', *hooks, *narrowed)
+    report = json.loads((tmp_path / 'r' / 'report.json').read_text())
+    statuses = {rule['rule_id']: rule['status'] for suite in report['suites'] for rule in suite['rules']}
+    assert {rule: status for rule, status in statuses.items() if status != 'missing'} == {
+        'an_environment_whose_init_died_raises_unavailable_in_time': 'passed',
+        'a_backend_attached_after_a_restart_finds_the_files_written_before': 'passed',
+    }, result.stdout[-3000:]

@@ -70,6 +70,10 @@ class CertifyRequest:
     """`--attach MODULE:FACTORY`: factory(ref) building a backend attached by ref."""
     destroy: str | None = None
     """`--destroy MODULE:FUNCTION`: async function(backend) destroying its environment."""
+    stop: str | None = None
+    """`--stop MODULE:FUNCTION`: async function(backend) killing its environment's init, its files kept."""
+    start: str | None = None
+    """`--start MODULE:FUNCTION`: async function(backend) starting that stopped environment again."""
     inject_fault: str | None = None
     """`--inject-fault MODULE:FUNCTION`: function(backend, kind) arming one fault in the backend's SDK client."""
     capability: str | None = None
@@ -175,7 +179,8 @@ def _anyio_backends(choice: str) -> tuple[str, ...] | str:
 
 def _factory_specs(request: CertifyRequest) -> list[str]:
     """The command's `package.module:attribute` arguments: target, --fresh, --attach, --destroy, --capability, ..."""
-    specs = [request.target, request.fresh, request.attach, request.destroy, request.inject_fault]
+    specs = [request.target, request.fresh, request.attach, request.destroy, request.stop, request.start]
+    specs.append(request.inject_fault)
     specs += [request.capability, request.tools]
     return [spec for spec in specs if isinstance(spec, str) and ':' in spec]
 
@@ -382,6 +387,8 @@ def _certification_arguments(
         fresh=request.fresh,
         attach=request.attach,
         destroy=request.destroy,
+        stop=request.stop,
+        start=request.start,
         inject_fault=request.inject_fault,
         options={name: value for name, value in request.target_options.items() if value is not None},
         run_id=run_dir.name,
@@ -448,6 +455,8 @@ def _run_certification(request: CertifyRequest, argv: Sequence[str] | None) -> i
         fresh=request.fresh,
         attach=request.attach,
         destroy=request.destroy,
+        stop=request.stop,
+        start=request.start,
         inject_fault=request.inject_fault,
     )
     emergency.set_status(EXIT_NOT_CERTIFIED)  # a run the watchdog has to end is not certified

@@ -137,17 +137,21 @@ def _add_certify(commands: argparse._SubParsersAction[_Parser]) -> None:
         action='store_true',
         help='exit 1 (not 3) when the named target cannot run here, for CI jobs that must certify it',
     )
-    certify.add_argument('--fresh', metavar='MODULE:FACTORY', help='builds an unconnected backend (no ref yet)')
-    certify.add_argument('--attach', metavar='MODULE:FACTORY', help='factory(ref) building a backend attached by ref')
-    certify.add_argument(
-        '--destroy', metavar='MODULE:FUNCTION', help='async function(backend) destroying its environment'
+    hooks = (
+        ('--fresh', 'MODULE:FACTORY', 'builds an unconnected backend (no ref yet)'),
+        ('--attach', 'MODULE:FACTORY', 'factory(ref) building a backend attached by ref'),
+        ('--destroy', 'MODULE:FUNCTION', 'async function(backend) destroying its environment'),
+        ('--stop', 'MODULE:FUNCTION', "async function(backend) killing its environment's init, files kept"),
+        ('--start', 'MODULE:FUNCTION', 'async function(backend) starting that stopped environment again'),
+        (
+            '--inject-fault',
+            'MODULE:FUNCTION',
+            "function(backend, kind) arming one fault in your SDK's client ('transient' or 'setup'), returning the "
+            'error type it raises, or None',
+        ),
     )
-    certify.add_argument(
-        '--inject-fault',
-        metavar='MODULE:FUNCTION',
-        help="function(backend, kind) arming one fault in your SDK's client ('transient' or 'setup'), returning the "
-        'error type it raises, or None',
-    )
+    for flag, metavar, text in hooks:
+        certify.add_argument(flag, metavar=metavar, help=text)
     _add_suite_options(certify)
     _add_run_options(certify)
     _add_output_options(certify)
@@ -406,10 +410,7 @@ def _certify_request(args: argparse.Namespace) -> CertifyRequest:
     """The `certify` command line parsed into the request `certify` runs: each option, typed, and the target options."""
     return CertifyRequest(
         target=args.target,
-        fresh=args.fresh,
-        attach=args.attach,
-        destroy=args.destroy,
-        inject_fault=args.inject_fault,
+        **{hook: getattr(args, hook) for hook in ('fresh', 'attach', 'destroy', 'stop', 'start', 'inject_fault')},
         capability=args.capability,
         tools=args.tools,
         isolation=args.isolation,

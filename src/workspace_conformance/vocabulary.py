@@ -106,6 +106,8 @@ Requirement = Literal[
     'setsid',
     'destroy_ref',
     'faults',
+    'stop',
+    'restart',
     'policy',
     'dbos',
     'prefect',

@@ -1,7 +1,8 @@
 """CloudFiles, a vendor's files-only integration over its own SDK client, with a fault hook for its tests.
 
 Not part of workspace-conformance: `tests/test_first_contact.py` copies this module to a directory of its own and
-certifies it through the command line with `--fresh` and `--inject-fault`, as a vendor would. The "SDK" keeps each
+certifies it through the command line with `--fresh`, `--attach`, `--stop`, `--start` and `--inject-fault`, as a
+vendor would. The "SDK" keeps each
 sandbox in a directory under the scratch directory it is handed; `inject_fault` arms one failure in it, the way the
 vendor's own test suite fakes a dropped connection.
 """
@@ -29,6 +30,7 @@ class CloudClient:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.armed: set[str] = set()
+        self.stopped: set[str] = set()
 
     async def create(self) -> str:
         path = self.root / f'sandbox-{os.urandom(4).hex()}'
@@ -47,6 +49,8 @@ class CloudClient:
             raise CloudConnectionError('connection reset by peer')
         if not (Path(sandbox) / 'workspace').is_dir():
             raise WorkspaceUnavailableError(f'sandbox {sandbox} is gone')
+        if sandbox in self.stopped:
+            raise WorkspaceUnavailableError(f'sandbox {sandbox} is stopped')
         return LocalWorkspaceBackend(Path(sandbox) / 'workspace')
 
 
@@ -117,6 +121,24 @@ def build(scratch: Path) -> CloudFiles:
 def build_wrapping(scratch: Path) -> CloudFiles:
     """A new sandbox of the integration with the slip."""
     return WrappingCloudFiles(_client(scratch))
+
+
+def attach(ref: WorkspaceRef) -> CloudFiles:
+    """A backend for the sandbox a ref names, through the client that created it."""
+    (client,) = [client for client in _CLIENTS.values() if ref.id.startswith(str(client.root.resolve()) + os.sep)]
+    return CloudFiles(client, ref)
+
+
+async def stop(backend: CloudFiles) -> None:
+    """The vendor's hook for its tests: the sandbox's init dies, its disk is kept."""
+    assert backend.ref is not None
+    backend._client.stopped.add(backend.ref.id)
+
+
+async def start(backend: CloudFiles) -> None:
+    """Start the stopped sandbox again, with its disk."""
+    assert backend.ref is not None
+    backend._client.stopped.discard(backend.ref.id)
 
 
 def inject_fault(backend: CloudFiles, kind: str) -> type[Exception] | None:

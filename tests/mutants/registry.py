@@ -36,6 +36,8 @@ class Mutant:
     destructive_backend: Build | None = None
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
+    stop_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
+    start_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
     make_symlink: Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None = None
     inject_fault: InjectFault | None = None
     unprivileged: bool = False
@@ -116,6 +118,8 @@ def mutant(
     destructive_backend: Build | None = None,
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None,
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None,
+    stop_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None,
+    start_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None,
     make_symlink: Callable[[WorkspaceBackend, str, str], Awaitable[None]] | None = None,
     inject_fault: InjectFault | None = None,
     unprivileged: bool = False,
@@ -136,6 +140,8 @@ def mutant(
         destructive_backend=destructive_backend or _LOCAL.destructive_backend,
         attach_backend=attach_backend or _LOCAL.attach_backend,
         destroy_environment=destroy_environment or _LOCAL.destroy_environment,
+        stop_environment=stop_environment,
+        start_environment=start_environment,
         make_symlink=make_symlink,
         inject_fault=inject_fault,
         unprivileged=unprivileged,

@@ -70,6 +70,8 @@ def mutant_suite(mutant: Mutant) -> type[WorkspaceBackendSuite]:
         destructive_backend=mutant.destructive_backend,
         attach_backend=mutant.attach_backend,
         destroy_environment=mutant.destroy_environment,
+        stop_environment=mutant.stop_environment,
+        start_environment=mutant.start_environment,
         make_symlink=mutant.make_symlink,
         inject_fault=mutant.inject_fault,
         event_loops=('asyncio',),

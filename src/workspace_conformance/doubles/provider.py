@@ -65,6 +65,7 @@ class InMemoryProvider:
         self.uid = uid
         self.environments: dict[str, WorkspaceBackend] = {}
         self.destroyed: set[str] = set()
+        self.stopped: set[str] = set()
         self.creations = 0
         self.attaches = 0
         self._armed: set[str] = set()
@@ -120,6 +121,22 @@ class InMemoryProvider:
         else:
             await anyio.to_thread.run_sync(lambda: shutil.rmtree(ref.id, ignore_errors=True))
 
+    async def stop(self, target: WorkspaceRef | WorkspaceBackend) -> None:
+        """Stop an environment the way its init dying does: calls on it raise until `start`, its files are kept."""
+        self.stopped.add(self._known(target, 'stop'))
+        await anyio.lowlevel.checkpoint()
+
+    async def start(self, target: WorkspaceRef | WorkspaceBackend) -> None:
+        """Start a stopped environment again, with the files it held."""
+        self.stopped.discard(self._known(target, 'start'))
+        await anyio.lowlevel.checkpoint()
+
+    def _known(self, target: WorkspaceRef | WorkspaceBackend, what: str) -> str:
+        ref = target if isinstance(target, WorkspaceRef) else target.ref
+        if ref is None or ref.id not in self.environments:
+            raise ValueError(f'no environment of this provider to {what}: {ref!r}')
+        return ref.id
+
     async def create(self) -> WorkspaceRef:
         """Create an environment and return its ref (after `create_latency`)."""
         await anyio.sleep(self.create_latency)
@@ -152,6 +169,8 @@ class InMemoryProvider:
         if environment is None:
             state = 'was destroyed' if ref.id in self.destroyed else 'does not exist'
             raise WorkspaceUnavailableError(f'environment {ref.id!r} {state}')
+        if ref.id in self.stopped:
+            raise WorkspaceUnavailableError(f'environment {ref.id!r} is stopped: start it again to reach it')
         return environment
 
 

@@ -200,7 +200,7 @@ def _trace_factories(kwargs: dict[str, Any], log: OperationLog) -> None:
         factory = kwargs.get(name)
         if callable(factory):
             kwargs[name] = functools.wraps(factory)(lambda *a, _f=factory: traced(_f(*a), log, built=True))
-    for name in ('destroy_environment', 'make_symlink'):
+    for name in ('destroy_environment', 'stop_environment', 'start_environment', 'make_symlink'):
         receiver = kwargs.get(name)
         if callable(receiver):
             kwargs[name] = functools.wraps(receiver)(lambda backend, *a, _f=receiver: _f(unwrap(backend), *a))

@@ -85,6 +85,16 @@ OPTIONAL_FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
     'destroy_ref': (('destroy_environment',), 'provide `destroy_environment`, `async (ref) -> None`,'),
     'policy': (('policy',), 'provide `policy`, a function wrapping a `Workspace` in your policy wrapper,'),
     'faults': (('inject_fault',), 'provide `inject_fault`, `(backend, kind) -> error type` arming an SDK fault,'),
+    'stop': (
+        ('destructive_backend', 'stop_environment'),
+        'provide `stop_environment`, `async (backend) -> None` killing its init, and `destructive_backend` (or '
+        '`fresh_backend`)',
+    ),
+    'restart': (
+        ('destructive_backend', 'attach_backend', 'stop_environment', 'start_environment'),
+        'provide `stop_environment` and `start_environment`, `async (backend) -> None`, with `attach_backend` and '
+        '`destructive_backend` (or `fresh_backend`)',
+    ),
 }
 SWITCHES: dict[str, tuple[str, str]] = {
     'posix_shell': ('has_real_posix_shell', 'the backend has no real POSIX shell, processes or byte streams'),
@@ -136,6 +146,10 @@ NO_SYMLINKS = (
     'symlinks); if yours can, return True from `storage_holds_symlinks`'
 )
 NO_PROVIDER = 'a LocalWorkspaceBackend runs on this host and calls no provider SDK, so it has no SDK error to pass on'
+NO_INIT = (
+    'a LocalWorkspaceBackend is a directory on this host, with no init of its own to die or environment to stop and '
+    'start again'
+)
 RUNS_COMMANDS = "the backend runs commands, so pydantic-ai's Workspace.realpath resolves links through its shell"
 PROBE = 'for tool do command -v "$tool" >/dev/null 2>&1 || { printf %s "$tool"; exit 3; }; done'
 """Shell that exits 3 naming the first of its arguments that is not a command in the environment."""
@@ -248,6 +262,9 @@ def _protocols(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unme
         return Unmet('not-applicable', NO_SYMLINKS)
     if 'faults' in rule.requires and fixtures.get('inject_fault') is None and _talks_to_no_provider(backend):
         return Unmet('not-applicable', NO_PROVIDER)
+    stops = fixtures.get('stop_environment') is not None
+    if {'stop', 'restart'} & set(rule.requires) and not stops and _talks_to_no_provider(backend):
+        return Unmet('not-applicable', NO_INIT)
     if 'shell_files' in rule.requires and not uses_the_shell_for_files(backend):
         return Unmet('not-applicable', SHELL_FILES)
     if 'native_files' in rule.requires and not isinstance(_beneath(backend), SupportsFilesystem):

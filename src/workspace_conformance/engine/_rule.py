@@ -17,7 +17,7 @@ __all__ = ('DEFAULT_TIMEOUT', 'LIFECYCLE_REQUIREMENTS', 'RULE_ATTRIBUTE', 'Rule'
 RULE_ATTRIBUTE = '__conformance_rule__'
 DEFAULT_TIMEOUT = 60.0
 """Seconds a rule may run before its hang guard fails it, before `conformance_time_scale` scales it."""
-LIFECYCLE_REQUIREMENTS: tuple[Requirement, ...] = ('fresh', 'attach', 'destroy', 'sacrificial')
+LIFECYCLE_REQUIREMENTS: tuple[Requirement, ...] = ('fresh', 'attach', 'destroy', 'sacrificial', 'stop', 'restart')
 """Requirements of rules that build, attach to or destroy environments: such rules always run alone."""
 
 

@@ -331,6 +331,16 @@ class SuiteFixtures:
         return None
 
     @pytest.fixture
+    def stop_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
+        """Stops the environment behind a backend the way its init dying does (`docker kill`); its storage stays."""
+        return None
+
+    @pytest.fixture
+    def start_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
+        """Starts the stopped environment behind a backend again (`docker start`), the way a provider resumes one."""
+        return None
+
+    @pytest.fixture
     def rebuild_per_call(self, request: pytest.FixtureRequest) -> bool:
         """True: every operation of a rule goes to `attach_backend(ref)`, as under durable execution.
 

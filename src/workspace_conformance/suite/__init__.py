@@ -31,6 +31,7 @@ from .lifecycle import LifecycleRules
 from .platforms import PlatformRules
 from .processes import ProcessRules
 from .properties import PropertyRules
+from .restarts import RestartRules
 from .sessions import SessionRules
 from .stateful import StatefulRules
 from .symlinks import SymlinkRules
@@ -73,6 +74,7 @@ class WorkspaceBackendSuite(  # pytest runs the last base's rules first: the pla
     ProcessRules,
     PropertyRules,
     StatefulRules,
+    RestartRules,
     EnvironmentRules,
     SuiteFixtures,
 ):

@@ -62,6 +62,10 @@ class Target:
     destructive_backend: Callable[[Path], WorkspaceBackend] | None = None
     attach_backend: Callable[[Path, WorkspaceRef], WorkspaceBackend] | None = None
     destroy_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
+    stop_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
+    """Kills the init of the environment behind a backend, its storage kept: the suite's `stop_environment`."""
+    start_environment: Callable[[WorkspaceBackend], Awaitable[None]] | None = None
+    """Starts that stopped environment again: the suite's `start_environment`."""
     make_symlink: MakeSymlink | None = None
     inject_fault: InjectFault | None = None
     """Arms one fault in the backend's provider client: the suite's `inject_fault` fixture."""

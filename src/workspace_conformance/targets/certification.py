@@ -63,6 +63,8 @@ class CertificationSpec:
     fresh: str | None = None
     attach: str | None = None
     destroy: str | None = None
+    stop: str | None = None
+    start: str | None = None
     inject_fault: str | None = None
     options: dict[str, str] = field(default_factory=dict)
     run_id: str = 'run'
@@ -156,6 +158,14 @@ def suite_for(
         @pytest.fixture
         def destroy_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
             return target.destroy_environment
+
+        @pytest.fixture
+        def stop_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
+            return target.stop_environment
+
+        @pytest.fixture
+        def start_environment(self) -> Callable[[WorkspaceBackend], Awaitable[None]] | None:
+            return target.start_environment
 
         @pytest.fixture
         def make_symlink(self) -> MakeSymlink | None:
@@ -254,6 +264,8 @@ def _spec_target(spec: CertificationSpec) -> Target:
         fresh=spec.fresh,
         attach=spec.attach,
         destroy=spec.destroy,
+        stop=spec.stop,
+        start=spec.start,
         inject_fault=spec.inject_fault,
         check_requirements=False,
         awaits=spec.awaits,

@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import anyio
 from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, WorkspaceRef
 
 from ._engine import Engine, engine_for
@@ -177,6 +178,21 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
             raise ValueError('this backend has created no container yet')
         await remove_container(ref.id, executable=executable)
 
+    async def engine_call(verb: str, backend: WorkspaceBackend) -> None:
+        ref = backend.ref
+        if ref is None:
+            raise ValueError(f'this backend has created no container yet to {verb}')
+        done = await anyio.run_process([executable, verb, ref.id], check=False)
+        if done.returncode != 0:
+            said = done.stderr.decode(errors='replace').strip()
+            raise RuntimeError(f'`{executable} {verb} {ref.id}` exited {done.returncode}: {said}')
+
+    async def stop(backend: WorkspaceBackend) -> None:
+        await engine_call('kill', backend)  # SIGKILL to the container's PID 1, from outside its PID namespace
+
+    async def start(backend: WorkspaceBackend) -> None:
+        await engine_call('start', backend)
+
     def capability(_: Path) -> CapabilitySetup:
         # The harness's DockerSandbox as its users attach it: a new container on first use, labelled with the run.
         sandbox: DockerSandbox[None] = DockerSandbox(
@@ -207,6 +223,8 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
         destructive_backend=lambda _: new(sacrificial),
         attach_backend=attach,
         destroy_environment=destroy,
+        stop_environment=stop,
+        start_environment=start,
         capability=capability,
         expected_failures=EXEC_CARRIES_UTF8_ONLY,
         capability_expected_failures=CAPABILITY_FAILURES,

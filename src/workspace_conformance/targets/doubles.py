@@ -36,20 +36,31 @@ def _provider(_: Mapping[str, str], run_id: str) -> Target:
     def attach(run_dir: Path, ref: WorkspaceRef) -> WorkspaceBackend:
         return provider(run_dir).attach(ref)
 
-    async def destroy(backend: WorkspaceBackend) -> None:
+    def owner(backend: WorkspaceBackend) -> InMemoryProvider:
         ref = backend.ref
-        owner = next((p for p in providers.values() if ref is not None and ref.id in p.environments), None)
-        if owner is None:
+        found = next((p for p in providers.values() if ref is not None and ref.id in p.environments), None)
+        if found is None:
             raise ValueError(f'no provider environment behind {ref!r}')
-        await owner.destroy(backend)
+        return found
+
+    async def destroy(backend: WorkspaceBackend) -> None:
+        await owner(backend).destroy(backend)
+
+    async def stop(backend: WorkspaceBackend) -> None:
+        await owner(backend).stop(backend)
+
+    async def start(backend: WorkspaceBackend) -> None:
+        await owner(backend).start(backend)
 
     return Target(
         name='provider',
-        description='InMemoryProvider on local directories: lazy creation, attach by ref, destroy',
+        description='InMemoryProvider on local directories: lazy creation, attach by ref, stop and start, destroy',
         backend=lambda run_dir: provider(run_dir).backend(),
         fresh_backend=lambda run_dir: provider(run_dir).backend(),
         attach_backend=attach,
         destroy_environment=destroy,
+        stop_environment=stop,
+        start_environment=start,
         inject_fault=inject_provider_fault,
         capability=_provider_capability,
         isolation_source=IN_PROCESS_DOUBLE.source,

@@ -89,6 +89,8 @@ def resolve_target(
     fresh: str | None = None,
     attach: str | None = None,
     destroy: str | None = None,
+    stop: str | None = None,
+    start: str | None = None,
     inject_fault: str | None = None,
     check_requirements: bool = True,
     awaits: bool = False,
@@ -102,9 +104,10 @@ def resolve_target(
     name = spec or 'local'
     given = {key: value for key, value in (options or {}).items() if value is not None}
     if name in NAMED_TARGETS:
-        if fresh or attach or destroy or inject_fault:
+        if fresh or attach or destroy or stop or start or inject_fault:
             raise TargetError(
-                f'--fresh, --attach, --destroy and --inject-fault go with a package.module:factory target, not {name!r}'
+                '--fresh, --attach, --destroy, --stop, --start and --inject-fault go with a package.module:factory '
+                f'target, not {name!r}'
             )
         named = NAMED_TARGETS[name]
         values = named.values(given)
@@ -124,6 +127,8 @@ def resolve_target(
     fresh_factory = load_callable(fresh, '--fresh') if fresh else None
     attach_factory = load_callable(attach, '--attach') if attach else None
     destroy_function = load_callable(destroy, '--destroy') if destroy else None
+    stop_function = load_callable(stop, '--stop') if stop else None
+    start_function = load_callable(start, '--start') if start else None
     fault_function = load_callable(inject_fault, '--inject-fault') if inject_fault else None
     _plain(fresh, '--fresh', fresh_factory)
     _plain(attach, '--attach', attach_factory)
@@ -142,6 +147,8 @@ def resolve_target(
         fresh_backend=fresh_build,
         attach_backend=attach_backend if attach_factory else None,
         destroy_environment=destroy_function,
+        stop_environment=stop_function,
+        start_environment=start_function,
         inject_fault=fault_function,
         backend_awaits=awaits or inspect.iscoroutinefunction(factory),
     )

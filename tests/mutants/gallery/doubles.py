@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -128,7 +129,7 @@ mutant(
     name='provider_errors_become_unavailable',
     kills=['a_provider_s_transient_error_reaches_the_caller_unchanged'],
     bug="A backend wraps its SDK's dropped-connection error in WorkspaceUnavailableError, which no engine retries.",
-    backend=_provider_of(ConvertsProviderErrors),
+    fresh_backend=_provider_of(ConvertsProviderErrors),
     inject_fault=inject_provider_fault,
 )
 
@@ -176,6 +177,96 @@ mutant(
     kills=['a_call_abandoned_halfway_leaves_the_environment_to_the_next_worker'],
     bug="A backend holds the provider's one exec session until a command returns, so a call cut off halfway never "
     'gives it back and the next worker waits forever.',
-    backend=_SESSION_BACKEND,
+    fresh_backend=_SESSION_BACKEND,
     attach_backend=_SESSION_ATTACH,
+)
+
+
+def _stoppable(kind: type[InMemoryProvider]) -> dict[str, Any]:
+    """A mutant's fixtures over a `kind` of provider, one per run directory: backends, attach, stop and start."""
+    providers: dict[Path, InMemoryProvider] = {}
+
+    def provider(run_dir: Path) -> InMemoryProvider:
+        return providers.setdefault(run_dir, kind(local_root=run_dir / kind.__name__))
+
+    def owner(backend: WorkspaceBackend) -> InMemoryProvider:
+        assert isinstance(backend, ProviderBackend), backend
+        return backend.provider
+
+    async def stop(backend: WorkspaceBackend) -> None:
+        await owner(backend).stop(backend)
+
+    async def start(backend: WorkspaceBackend) -> None:
+        await owner(backend).start(backend)
+
+    return {
+        'destructive_backend': lambda run_dir: provider(run_dir).backend(),
+        'attach_backend': lambda run_dir, ref: provider(run_dir).attach(ref),
+        'stop_environment': stop,
+        'start_environment': start,
+    }
+
+
+class AnswersAfterItsInitDied(InMemoryProvider):
+    """Reaches an environment's storage whether or not its init still runs."""
+
+    def lookup(self, ref: WorkspaceRef) -> WorkspaceBackend:
+        stopped, self.stopped = self.stopped, set()
+        try:
+            return super().lookup(ref)
+        finally:
+            self.stopped = stopped
+
+
+mutant(
+    name='answers_after_its_init_died',
+    kills=['an_environment_whose_init_died_raises_unavailable_in_time'],
+    bug="A backend answers from a sandbox's storage after the sandbox's init died, so calls on a dead sandbox read "
+    'as success.',
+    **_stoppable(AnswersAfterItsInitDied),
+)
+
+
+class WaitsOnAStoppedEnvironment(ProviderCommandsBackend):
+    """Waits for a stopped environment to come back, however long that takes."""
+
+    async def _environment(self) -> Any:
+        if self._ref is not None and self._ref.id in self.provider.stopped:
+            await anyio.sleep_forever()
+        return await super()._environment()
+
+
+class WaitsProvider(InMemoryProvider):
+    def _backend_class(self) -> type[ProviderBackend]:
+        return WaitsOnAStoppedEnvironment
+
+
+mutant(
+    name='waits_on_a_dead_sandbox',
+    kills=['an_environment_whose_init_died_raises_unavailable_in_time'],
+    bug="A backend's SDK retries a call on a sandbox whose init died until the sandbox comes back, which it never "
+    'does.',
+    **_stoppable(WaitsProvider),
+)
+
+
+class ResumesEmpty(InMemoryProvider):
+    """Starts a stopped environment from its image again: the same ref, none of the files."""
+
+    async def start(self, target: WorkspaceRef | WorkspaceBackend) -> None:
+        await super().start(target)
+        root = Path(self._known(target, 'start'))
+        await anyio.to_thread.run_sync(_empty, root)
+
+
+def _empty(root: Path) -> None:
+    for path in root.iterdir():
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+mutant(
+    name='resumes_with_an_empty_filesystem',
+    kills=['a_backend_attached_after_a_restart_finds_the_files_written_before'],
+    bug='A sandbox started again after a stop comes back from its image under the same ref, its files gone.',
+    **_stoppable(ResumesEmpty),
 )
