@@ -85,6 +85,8 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
         return 'not-applicable'
     if 'faults' in needs and 'inject_fault' not in backend.fixtures and backend.local:
         return 'not-applicable'  # a LocalWorkspaceBackend calls no provider SDK
+    if needs & {'stop', 'restart'} and 'stop' not in backend.fixtures and backend.local:
+        return 'not-applicable'  # a LocalWorkspaceBackend is a directory, with no init to stop
     if 'posix' not in rule.platforms:  # every backend here is 'posix'; the platform comes after the protocols
         return 'platform'
     lifecycle = {
@@ -92,6 +94,8 @@ def expected_kind(rule: Rule, backend: Lacking) -> str | None:
         'attach': {'attach'},
         'destroy': {'destructive', 'destroy'},
         'sacrificial': {'destructive'},
+        'stop': {'destructive', 'stop'},
+        'restart': {'destructive', 'attach', 'stop', 'start'},
     }
     if any(not lifecycle[need] <= backend.fixtures for need in needs & set(lifecycle)):
         return 'fixture-missing'
