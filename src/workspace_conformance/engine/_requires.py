@@ -150,6 +150,12 @@ NO_INIT = (
     'a LocalWorkspaceBackend is a directory on this host, with no init of its own to die or environment to stop and '
     'start again'
 )
+NOT_ON_LOCAL = {
+    'faults': ('inject_fault', NO_PROVIDER),
+    'stop': ('stop_environment', NO_INIT),
+    'restart': ('stop_environment', NO_INIT),
+}
+"""Requirements a `LocalWorkspaceBackend` cannot meet unless the fixture named gives it: the reason it does not."""
 RUNS_COMMANDS = "the backend runs commands, so pydantic-ai's Workspace.realpath resolves links through its shell"
 PROBE = 'for tool do command -v "$tool" >/dev/null 2>&1 || { printf %s "$tool"; exit 3; }; done'
 """Shell that exits 3 naming the first of its arguments that is not a command in the environment."""
@@ -260,11 +266,9 @@ def _protocols(rule: Rule, backend: object, fixtures: Mapping[str, Any]) -> Unme
         return Unmet('not-applicable', NO_RUN_IN_DIRECTORY)
     if ('ln' in rule.requires or 'holds_symlinks' in rule.requires) and not _can_hold_symlinks(backend, fixtures):
         return Unmet('not-applicable', NO_SYMLINKS)
-    if 'faults' in rule.requires and fixtures.get('inject_fault') is None and _talks_to_no_provider(backend):
-        return Unmet('not-applicable', NO_PROVIDER)
-    stops = fixtures.get('stop_environment') is not None
-    if {'stop', 'restart'} & set(rule.requires) and not stops and _talks_to_no_provider(backend):
-        return Unmet('not-applicable', NO_INIT)
+    for requirement, (fixture, why) in NOT_ON_LOCAL.items():
+        if requirement in rule.requires and fixtures.get(fixture) is None and _talks_to_no_provider(backend):
+            return Unmet('not-applicable', why)
     if 'shell_files' in rule.requires and not uses_the_shell_for_files(backend):
         return Unmet('not-applicable', SHELL_FILES)
     if 'native_files' in rule.requires and not isinstance(_beneath(backend), SupportsFilesystem):
