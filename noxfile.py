@@ -77,6 +77,24 @@ def pytest(session: nox.Session, *args: str, python: str = 'python') -> None:
         session.run(python, '-m', 'pytest', *args, external=True)
 
 
+def warm_assertion_cache(session: nox.Session, python: str, *paths: str) -> None:
+    """Where bytecode is not written (PYTHONDONTWRITEBYTECODE), one collection writes pytest's rewritten modules once.
+
+    pytest rewrites the asserts of test modules and of its plugins' packages (hypothesis, anyio, this toolkit) at
+    import and caches the result as bytecode; with the cache unwritable each pytest process, and each `certify` the
+    tests start, rewrote them again: 1.1 CPU-seconds a process, and every xdist worker rewrote every test module.
+    The cache is read even where it is not written, so the processes after this collection only read it.
+    """
+    if not os.environ.get('PYTHONDONTWRITEBYTECODE'):
+        return
+    collect = ('-m', 'pytest', '--collect-only', '-q', '-p', 'no:randomly', '-p', 'no:cacheprovider', *paths)
+    # Never the session's verdict: a module that fails to import fails the run that follows, with its output.
+    every_code = list(range(256))
+    session.run(
+        python, *collect, env={'PYTHONDONTWRITEBYTECODE': ''}, external=True, silent=True, success_codes=every_code
+    )
+
+
 def newest_slim() -> str:
     """`WC_SLIM_NEWEST`, else the newest pydantic-ai-slim release the package index serves, else `REVIEWED`."""
     pinned = os.environ.get('WC_SLIM_NEWEST')
@@ -123,19 +141,25 @@ def lint(session: nox.Session) -> None:
 @nox.session(venv_backend='none')
 def tests(session: nox.Session) -> None:
     """Both tiers, fast and slow, on the newest pydantic-ai, in three xdist workers (what CI runs)."""
-    pytest(session, *WIDE_XDIST, *DURATIONS, *TARGETS_ONLY, *session.posargs, python=newest(session))
+    python = newest(session)
+    warm_assertion_cache(session, python, 'tests', *TARGETS_ONLY)
+    pytest(session, *WIDE_XDIST, *DURATIONS, *TARGETS_ONLY, *session.posargs, python=python)
 
 
 @nox.session(venv_backend='none')
 def fast(session: nox.Session) -> None:
     """The inner loop: the `fast` tier on the newest pydantic-ai, in two xdist workers (under 3 minutes)."""
-    pytest(session, *XDIST, '-m', 'fast', *TARGETS_ONLY, *session.posargs, python=newest(session))
+    python = newest(session)
+    warm_assertion_cache(session, python, 'tests', *TARGETS_ONLY)
+    pytest(session, *XDIST, '-m', 'fast', *TARGETS_ONLY, *session.posargs, python=python)
 
 
 @nox.session(venv_backend='none')
 def slow(session: nox.Session) -> None:
     """The `slow` tier: whole-suite runs, the mutant gate, the hostile gallery, the parity corpus, the browser."""
-    pytest(session, *WIDE_XDIST, '-m', 'slow', *TARGETS_ONLY, *session.posargs, python=newest(session))
+    python = newest(session)
+    warm_assertion_cache(session, python, 'tests', *TARGETS_ONLY)
+    pytest(session, *WIDE_XDIST, '-m', 'slow', *TARGETS_ONLY, *session.posargs, python=python)
 
 
 @nox.session
@@ -172,7 +196,9 @@ def targets(session: nox.Session) -> None:
             # The fast tier on the oldest slim: it holds the compat tests (COMPAT_TESTS are all fast), and runs
             # while `up` installs and starts the services.
             fast = ('-m', 'fast', '--ignore', 'tests/real_targets', '-p', 'no:randomly')
-            pytest(session, *XDIST, *fast, python=os.path.join(session.bin, 'python'))
+            python = os.path.join(session.bin, 'python')
+            warm_assertion_cache(session, python, 'tests')
+            pytest(session, *XDIST, *fast, python=python)
         except nox.command.CommandFailed:
             failed.append('the fast tier on slim 2.62')
         if starting is None:  # --install-only

@@ -148,6 +148,38 @@ def test_the_async_sdk_creates_runs_writes_reads_lists_reconnects_and_kills(serv
     asyncio.run(scenario())
 
 
+def test_a_filesystem_pause_ends_the_processes_keeps_the_files_and_connecting_resumes(service: E2BSettings) -> None:
+    async def scenario() -> None:
+        sandbox = await e2b.AsyncSandbox.create(timeout=120)
+        await sandbox.files.write('/home/user/kept.txt', b'written before the pause')
+        await sandbox.commands.run('sleep 600', background=True)
+        with pytest.raises(e2b.SandboxException, match='memory snapshots are not emulated'):
+            await e2b.AsyncSandbox.pause(sandbox.sandbox_id)  # `mode="full"`, the SDK's default
+        assert await e2b.AsyncSandbox.pause(sandbox.sandbox_id, mode='filesystem') is True
+        assert await e2b.AsyncSandbox.pause(sandbox.sandbox_id, mode='filesystem') is False  # paused already: 409
+        assert (await e2b.AsyncSandbox.get_info(sandbox.sandbox_id)).state == e2b.SandboxState.PAUSED
+        assert await e2b.AsyncSandbox.list().next_items() == []  # running ones by default
+        paused = e2b.SandboxQuery(state=[e2b.SandboxState.RUNNING, e2b.SandboxState.PAUSED])
+        assert [info.sandbox_id for info in await e2b.AsyncSandbox.list(query=paused).next_items()] == [
+            sandbox.sandbox_id
+        ]
+        assert not [line for line in _processes_under(service.state_dir) if 'sleep 600' in line]
+        # envd behind a paused sandbox: the edge's 502 for a sandbox that is not running.
+        with pytest.raises(e2b.SandboxNotRunningException):
+            await sandbox.files.read('/home/user/kept.txt')
+        with pytest.raises(e2b.SandboxNotRunningException):
+            await sandbox.commands.run('true')
+
+        resumed = await e2b.AsyncSandbox.connect(sandbox.sandbox_id)  # resumes: cold-booted from its files
+        assert (await e2b.AsyncSandbox.get_info(sandbox.sandbox_id)).state == e2b.SandboxState.RUNNING
+        assert bytes(await resumed.files.read('/home/user/kept.txt', format='bytes')) == b'written before the pause'
+        assert await resumed.commands.list() == []
+        assert (await resumed.commands.run('echo up again')).stdout == 'up again\n'
+        assert await e2b.AsyncSandbox.kill(sandbox.sandbox_id) is True
+
+    asyncio.run(scenario())
+
+
 def test_background_commands_take_stdin_are_listed_and_killed(service: E2BSettings) -> None:
     async def scenario() -> None:
         sandbox = await e2b.AsyncSandbox.create()

@@ -61,4 +61,6 @@ def test_a_failure_is_shrunk_within_the_budget_and_says_so(
         # The budget is checked between programs, so the last one started may finish: at most 2 x 25 steps more.
         assert calls <= int(spent[1].replace(',', '')) <= calls + 60
     else:
-        assert int(spent[2]) <= 5
+        # Stopped by its clock, not by the 60 s default: the note is written after Hypothesis replays the shortest
+        # program and the last program started finishes, which took 6 s on a loaded 2-core CI machine.
+        assert int(spent[2]) <= 20

@@ -301,6 +301,13 @@ def test_e2b_local_certifies_the_harness_e2b_sandbox_through_the_real_sdk_and_le
     _isolation_checked(report, stated, 'e2b-local')
     for summary in (summary for suite in report.suites for summary in suite.rules):
         assert summary.status in ('passed', 'gap', 'not-applicable', 'advisory'), f'{summary.rule_id}: {summary.detail}'
+    # The target stops a sandbox with a filesystem-only pause and starts it by connecting: both restart rules run.
+    restarts = {
+        summary.rule_id: summary.status
+        for summary in _suite(report, 'TestCertification').rules
+        if summary.rule_id.startswith(('an_environment_whose_init_died', 'a_backend_attached_after_a_restart'))
+    }
+    assert restarts and set(restarts.values()) == {'passed'}, restarts
     assert 'E2B (emulated: workspace-conformance serve e2b)' in (REPORTS / 'e2b-local' / 'report.md').read_text()
     assert _leftovers('e2b-local', tmp_path) == [], done.stderr[-2000:]
     assert _processes_mentioning('e2b-local-') == []

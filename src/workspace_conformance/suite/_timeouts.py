@@ -10,10 +10,11 @@ from ..authoring import current_run, expect_error
 
 __all__ = ('STARTUP_TIMEOUTS', 'timed_out_once_started')
 
-STARTUP_TIMEOUTS = (1.0, 3.0, 9.0)
+STARTUP_TIMEOUTS = (0.25, 1.0, 3.0, 9.0)
 """Timeouts (seconds at time scale 1) a command that shows it started (its pid, its output), then sleeps, is given
-in turn: on a loaded machine it may not start within the first, and a command stopped before it showed it started
-shows nothing."""
+in turn: on a loaded machine or a remote one it may not start within the first, and a command stopped before it
+showed it started shows nothing. The first is short because each rule that times a command out waits it out (a
+timeout is "a positive finite number of seconds"); a backend slower to start pays one more rung."""
 
 
 async def timed_out_once_started(

@@ -194,6 +194,22 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
         # Stopping the service kills every sandbox the run created, with its processes and files.
         _SERVICE.stop()
 
+    sdk = importlib.import_module('e2b')
+
+    def sandbox_id(backend: WorkspaceBackend) -> str:
+        ref = backend.ref
+        if ref is None:
+            raise ValueError('this backend has created no sandbox yet')
+        return ref.id
+
+    async def stop(backend: WorkspaceBackend) -> None:
+        # E2B stops a sandbox under its users with a pause; a filesystem-only one ends every process, files kept.
+        await sdk.AsyncSandbox.pause(sandbox_id(backend), mode='filesystem')
+
+    async def start(backend: WorkspaceBackend) -> None:
+        # Connecting resumes a paused sandbox (cold-booted from its filesystem).
+        await sdk.AsyncSandbox.connect(sandbox_id(backend))
+
     def capability_setup(_: Path) -> CapabilitySetup:
         # The harness's E2BSandbox as its users attach it: a new sandbox of the service on first use.
         sandbox = harness.E2BSandbox()
@@ -219,6 +235,8 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
     return replace(
         hosted,
         cleanup=cleanup,
+        stop_environment=stop,
+        start_environment=start,
         expected_failures=expected,
         declared_limits=LIMITS,
         capability=capability_setup,

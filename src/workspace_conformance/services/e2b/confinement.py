@@ -215,6 +215,13 @@ class Confinement:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(holder.wait(), 10)
 
+    async def end(self) -> None:
+        """Kill the namespaces and wait for them; the next command starts new ones (a sandbox booted again)."""
+        async with self._lock:
+            self.kill()
+            await self.wait()
+            self.holders.clear()
+
 
 async def _first_child(pid: int, name: str) -> int | None:
     """The pid of the first child of `pid` whose command name is `name`, waited for up to 10 s."""

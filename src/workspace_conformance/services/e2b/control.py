@@ -1,8 +1,10 @@
-"""E2B's control plane (its OpenAPI `/sandboxes` paths): create, connect, get, list, set timeout and kill sandboxes.
+"""E2B's control plane (its OpenAPI `/sandboxes` paths): create, connect, get, list, pause, resume, set timeout, kill.
 
 Requests carry the API key in `X-API-KEY`; a wrong or missing key is 401. Bodies are E2B's JSON shapes, errors
-its `{"code": status, "message": ...}`; an unknown or killed sandbox is 404. Pausing is not emulated (409), and
-a sandbox whose timeout runs out is killed (the harness asks E2B to pause it then; here its files go).
+its `{"code": status, "message": ...}`; an unknown or killed sandbox is 404. A pause keeps the filesystem only
+(E2B's `mode="filesystem"`: its processes end, and connecting or resuming cold-boots it with its files); a memory
+snapshot is not emulated (400). A sandbox whose timeout runs out is killed (the harness asks E2B to pause it then;
+here its files go); a paused one does not run out.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -89,7 +92,7 @@ class ControlPlane:
             await asyncio.sleep(1)
             now = time.time()
             for sandbox_id, sandbox in list(self.sandboxes.items()):
-                if sandbox.end_at <= now:
+                if sandbox.end_at <= now and not sandbox.paused:
                     await self.kill(sandbox_id)
 
     # -- HTTP ---------------------------------------------------------------------------------------------------
@@ -116,7 +119,7 @@ class ControlPlane:
             'cpuCount': 2,
             'memoryMB': 512,
             'diskSizeMB': 1024,
-            'state': 'running',
+            'state': 'paused' if sandbox.paused else 'running',
             'metadata': sandbox.metadata,
             'domain': None,
         }
@@ -181,17 +184,20 @@ class ControlPlane:
         self.sandboxes[sandbox.sandbox_id] = sandbox
         return JSONResponse(self._created(sandbox), status_code=201)
 
-    def _list(self, query: Mapping[str, str]) -> Response:
+    def _list(self, query: QueryParams) -> Response:
         wanted: dict[str, str] = {}
         if query.get('metadata'):
             from urllib.parse import parse_qsl, unquote
 
             wanted = {unquote(k): unquote(v) for k, v in parse_qsl(query['metadata'])}
-        states = {s for value in query.get('state', 'running').split(',') for s in [value.strip()] if s}
+        # `state=running,paused` or `state=running&state=paused` (the SDK's list): running alone by default.
+        given = query.getlist('state') or ['running']
+        states = {state.strip() for value in given for state in value.split(',') if state.strip()}
         listed = [
             self._listed(sandbox)
             for sandbox in self.sandboxes.values()
-            if 'running' in states and all(sandbox.metadata.get(k) == v for k, v in wanted.items())
+            if ('paused' if sandbox.paused else 'running') in states
+            and all(sandbox.metadata.get(k) == v for k, v in wanted.items())
         ]
         return JSONResponse(listed)
 
@@ -203,13 +209,35 @@ class ControlPlane:
             return self._not_found(sandbox_id)
         if rest == [] and method == 'GET':
             return JSONResponse(self._detail(sandbox))
-        if rest == ['connect'] and method == 'POST':
-            if body.get('timeout') is not None:
-                sandbox.end_at = max(sandbox.end_at, time.time() + _timeout(body['timeout']))
-            return JSONResponse(self._created(sandbox), status_code=200)
+        if rest in (['connect'], ['resume']) and method == 'POST':
+            return self._connect(sandbox, body, resume_only=rest == ['resume'])
         if rest == ['timeout'] and method == 'POST':
             sandbox.end_at = time.time() + _timeout(body.get('timeout'))
             return Response(status_code=204)
         if rest == ['pause'] and method == 'POST':
-            return error_response(409, 'pausing is not emulated by workspace-conformance serve e2b')
+            return await self._pause(sandbox, body)
         return error_response(404, f'{method} /sandboxes/{sandbox_id}/{"/".join(rest)} is not emulated')
+
+    def _connect(self, sandbox: Sandbox, body: Mapping[str, Any], *, resume_only: bool) -> Response:
+        """Connect (200: it was running) or resume (201: it was paused, and is cold-booted now)."""
+        if not sandbox.paused:
+            if resume_only:
+                return error_response(409, f'sandbox {sandbox.sandbox_id!r} is already running')
+            if body.get('timeout') is not None:
+                sandbox.end_at = max(sandbox.end_at, time.time() + _timeout(body['timeout']))
+            return JSONResponse(self._created(sandbox), status_code=200)
+        sandbox.resume(_timeout(body.get('timeout')))
+        return JSONResponse(self._created(sandbox), status_code=201)
+
+    async def _pause(self, sandbox: Sandbox, body: Mapping[str, Any]) -> Response:
+        """A filesystem-only pause (204); 409 when it is paused already; 400 for a memory snapshot."""
+        if sandbox.paused:
+            return error_response(409, f'sandbox {sandbox.sandbox_id!r} is already paused')
+        if body.get('memory', True) is not False:
+            return error_response(
+                400,
+                'memory snapshots are not emulated by workspace-conformance serve e2b: pause with '
+                "mode='filesystem' (the sandbox then cold-boots on resume, its files kept)",
+            )
+        await sandbox.pause()
+        return Response(status_code=204)

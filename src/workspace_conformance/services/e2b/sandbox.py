@@ -175,6 +175,8 @@ class Sandbox:
         self._tasks: set[asyncio.Task[None]] = set()
         self._confinement = Confinement(bwrap, self.root, self.state_dir) if bwrap is not None else None
         self.killed = False
+        self.paused = False
+        """Paused with its filesystem only (E2B's `mode="filesystem"`): its files kept, its processes ended."""
         self._layout()
 
     # -- the root ------------------------------------------------------------------------------------------------
@@ -347,7 +349,7 @@ class Sandbox:
         stdin: bool,
     ) -> tuple[SandboxProcess, asyncio.Queue[Event]]:
         """Start `cmd args` as `user` in `cwd` (default: the home); returns it and a queue of its events."""
-        if self.killed:
+        if self.killed or self.paused:
             raise SandboxError('unavailable', f'sandbox {self.sandbox_id} was not found')
         where = cwd or self.home(user)
         host_cwd, where = self.resolve(where, user)
@@ -431,6 +433,21 @@ class Sandbox:
     async def kill(self) -> None:
         """End every process the sandbox started and remove its files; the sandbox is then gone."""
         self.killed = True
+        await self._end_processes()
+        await asyncio.to_thread(_remove_tree, self.state_dir)
+
+    async def pause(self) -> None:
+        """End every process and the sandbox's namespaces, keeping its files: a filesystem-only pause."""
+        self.paused = True
+        await self._end_processes()
+
+    def resume(self, timeout: int) -> None:
+        """Run the paused sandbox again for `timeout` seconds: cold-booted, its files as they were, no process."""
+        self.paused = False
+        self.end_at = time.time() + timeout
+
+    async def _end_processes(self) -> None:
+        """End every process the sandbox started, and its namespaces (a later command starts new ones)."""
         for handle in list(self.processes.values()):
             for queue in list(handle.subscribers):
                 while queue.full():
@@ -440,8 +457,7 @@ class Sandbox:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(handle.pid, signal.SIGKILL)
         if self._confinement is not None:
-            self._confinement.kill()
-            await self._confinement.wait()
+            await self._confinement.end()
         for handle in list(self.processes.values()):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(handle.process.wait(), 10)
@@ -449,7 +465,7 @@ class Sandbox:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await asyncio.to_thread(_remove_tree, self.state_dir)
+        self.processes.clear()
 
     def _sweep(self) -> None:
         """Kill any process still working in the sandbox's root (one that left its process group, unconfined)."""

@@ -76,7 +76,7 @@ class E2BService:
     def _lookup(self, ctx: RequestContext[Any, Any]) -> Sandbox:
         sandbox_id = ctx.request_headers.get('e2b-sandbox-id', '')
         sandbox = self.control.sandboxes.get(sandbox_id)
-        if sandbox is None:
+        if sandbox is None or sandbox.paused:
             raise ConnectError(Code.UNAVAILABLE, f'The sandbox {sandbox_id} was not found')
         return sandbox
 
@@ -99,8 +99,8 @@ class E2BService:
         path = scope['path']
         rpc = path.startswith(('/process.Process/', '/filesystem.Filesystem/'))
         sandbox = self.control.sandboxes.get(sandbox_id)
-        if sandbox is None:
-            # What E2B's edge answers for a sandbox that is not running.
+        if sandbox is None or sandbox.paused:
+            # What E2B's edge answers for a sandbox that is not running (killed, timed out or paused).
             gone = {'code': 502, 'message': f'The sandbox {sandbox_id} was not found', 'sandboxId': sandbox_id}
             await JSONResponse(gone, status_code=502)(scope, receive, send)
             return
