@@ -70,6 +70,7 @@ DURATIONS = ('--durations', '25', '--durations-min', '5')
 
 def pytest(session: nox.Session, *args: str, python: str = 'python') -> None:
     """pytest; as root, without the capabilities that bypass file permissions, so permission rules run for real."""
+    warm_assertion_cache(session, python, 'tests', *TARGETS_ONLY)
     if os.geteuid() == 0 and shutil.which('setpriv'):
         prefix = ['setpriv', '--bounding-set', DROP, '--inh-caps', DROP]
         session.run(*prefix, python, '-m', 'pytest', *args, external=True)
@@ -141,25 +142,19 @@ def lint(session: nox.Session) -> None:
 @nox.session(venv_backend='none')
 def tests(session: nox.Session) -> None:
     """Both tiers, fast and slow, on the newest pydantic-ai, in three xdist workers (what CI runs)."""
-    python = newest(session)
-    warm_assertion_cache(session, python, 'tests', *TARGETS_ONLY)
-    pytest(session, *WIDE_XDIST, *DURATIONS, *TARGETS_ONLY, *session.posargs, python=python)
+    pytest(session, *WIDE_XDIST, *DURATIONS, *TARGETS_ONLY, *session.posargs, python=newest(session))
 
 
 @nox.session(venv_backend='none')
 def fast(session: nox.Session) -> None:
     """The inner loop: the `fast` tier on the newest pydantic-ai, in two xdist workers (under 3 minutes)."""
-    python = newest(session)
-    warm_assertion_cache(session, python, 'tests', *TARGETS_ONLY)
-    pytest(session, *XDIST, '-m', 'fast', *TARGETS_ONLY, *session.posargs, python=python)
+    pytest(session, *XDIST, '-m', 'fast', *TARGETS_ONLY, *session.posargs, python=newest(session))
 
 
 @nox.session(venv_backend='none')
 def slow(session: nox.Session) -> None:
     """The `slow` tier: whole-suite runs, the mutant gate, the hostile gallery, the parity corpus, the browser."""
-    python = newest(session)
-    warm_assertion_cache(session, python, 'tests', *TARGETS_ONLY)
-    pytest(session, *WIDE_XDIST, '-m', 'slow', *TARGETS_ONLY, *session.posargs, python=python)
+    pytest(session, *WIDE_XDIST, '-m', 'slow', *TARGETS_ONLY, *session.posargs, python=newest(session))
 
 
 @nox.session
@@ -196,9 +191,7 @@ def targets(session: nox.Session) -> None:
             # The fast tier on the oldest slim: it holds the compat tests (COMPAT_TESTS are all fast), and runs
             # while `up` installs and starts the services.
             fast = ('-m', 'fast', '--ignore', 'tests/real_targets', '-p', 'no:randomly')
-            python = os.path.join(session.bin, 'python')
-            warm_assertion_cache(session, python, 'tests')
-            pytest(session, *XDIST, *fast, python=python)
+            pytest(session, *XDIST, *fast, python=os.path.join(session.bin, 'python'))
         except nox.command.CommandFailed:
             failed.append('the fast tier on slim 2.62')
         if starting is None:  # --install-only
