@@ -1,9 +1,12 @@
-"""Upstream's conformance suite and ours against LocalWorkspaceBackend, asyncio, in one pytest run.
+"""Upstream's conformance suite and ours against LocalWorkspaceBackend, on asyncio and trio, in one pytest run.
 
 Prints, for each suite: wall time, rules that ran (passed or failed; skips excluded), wall time per rule and
 backend calls per rule (every protocol operation, counted by a wrapper with exactly the backend's protocols),
 then the ratios. Goal: our per-rule cost <= upstream's, our whole run <= 3x upstream's.
-Usage: python bench/suite_vs_upstream.py [--profile ci|certify|dev]
+Usage: python bench/suite_vs_upstream.py [--profile ci|certify|dev] [--loops asyncio trio]
+
+This machine's disk makes files slowly (about 1 ms each; our listing rules make 9,000 a run, upstream's a handful):
+`TMPDIR=<a tmpfs> python bench/suite_vs_upstream.py` measures the suites rather than the disk (docs/speed.md).
 """
 
 from __future__ import annotations
@@ -48,10 +51,13 @@ def counting(path, key):
     return mirrored_class(Counting, protocol_members(local))(local, key)
 
 
+LOOPS = __LOOPS__
+
+
 class TestUpstream(Upstream):
-    @pytest.fixture
-    def anyio_backend(self):
-        return 'asyncio'
+    @pytest.fixture(params=LOOPS)
+    def anyio_backend(self, request):
+        return request.param
 
     @pytest.fixture
     def backend(self, tmp_path):
@@ -59,10 +65,10 @@ class TestUpstream(Upstream):
 
 
 class TestOurs(Ours):
-    @pytest.fixture(scope='class')
+    @pytest.fixture(scope='class', params=LOOPS)
     @classmethod
-    def anyio_backend(cls):
-        return 'asyncio'
+    def anyio_backend(cls, request):
+        return request.param
 
     @pytest.fixture
     def backend(self, tmp_path):
@@ -97,10 +103,12 @@ class Timing:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--profile', default='ci', choices=['ci', 'certify', 'dev'])
-    profile = parser.parse_args().profile
+    parser.add_argument('--loops', nargs='+', default=['asyncio', 'trio'], choices=['asyncio', 'trio'])
+    arguments = parser.parse_args()
+    profile = arguments.profile
     timing = Timing()
     with tempfile.TemporaryDirectory() as directory:
-        (Path(directory) / 'test_bench.py').write_text(MODULE)
+        (Path(directory) / 'test_bench.py').write_text(MODULE.replace('__LOOPS__', repr(tuple(arguments.loops))))
         (Path(directory) / 'pytest.ini').write_text('[pytest]\n')
         started = time.perf_counter()
         status = pytest.main(
@@ -121,7 +129,8 @@ def main() -> int:
         )
         elapsed = time.perf_counter() - started
         calls: dict[str, Any] = sys.modules['test_bench'].CALLS
-    print(f'\nprofile {profile}; whole pytest run {elapsed:.1f} s; pytest exit {int(status)}')
+    loops = ' and '.join(arguments.loops)
+    print(f'\nprofile {profile} on {loops}; whole pytest run {elapsed:.1f} s; pytest exit {int(status)}')
     for suite in ('upstream', 'ours'):
         ran = max(1, timing.ran[suite])
         print(

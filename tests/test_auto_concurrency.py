@@ -44,12 +44,12 @@ LEADER = 'properties/generated_names_round_trip'
 
 
 def _calls(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, latency: float
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, latency: float, *options: str
 ) -> list[tuple[str, float, float]]:
     witness = pytester.path / 'witness.jsonl'
     monkeypatch.setenv('WITNESS', str(witness))
     pytester.makepyfile(test_witnessed=MODULE.replace('LATENCY', repr(latency)))
-    result = pytester.runpytest_inprocess('-p', 'no:randomly', '-p', 'no:cacheprovider', '-k', RULES)
+    result = pytester.runpytest_inprocess('-p', 'no:randomly', '-p', 'no:cacheprovider', '-k', RULES, *options)
     outcomes = result.parseoutcomes()
     assert outcomes.get('passed', 0) >= 4 and not outcomes.get('failed'), outcomes
     return [tuple(json.loads(line)) for line in witness.read_text().splitlines()]
@@ -80,3 +80,16 @@ def test_on_a_local_backend_every_rule_runs_by_itself(
     ordered = sorted(spans.values())
     assert len(ordered) >= 4, spans
     assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(ordered)), spans
+
+
+def test_in_a_batch_the_rule_with_the_longest_guard_starts_first(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one slot beside the leader, the rule declared to take longest (`timeout=120`) goes before the others
+    collected ahead of it, so a batch does not end waiting for a long rule that queued behind short ones."""
+    calls = _calls(pytester, monkeypatch, 0.05, '--conformance-concurrency', '2')
+    firsts: dict[str, float] = {}
+    for rule, start, _ in calls:
+        firsts.setdefault(rule, start)
+    others = sorted((start, rule) for rule, start in firsts.items() if rule != LEADER)
+    assert others[0][1] == 'files/large_listing_is_complete', others

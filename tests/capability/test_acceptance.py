@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 
 MODULE = """
@@ -38,9 +42,16 @@ class TestEagerDirectory(WorkspaceCapabilitySuite):
 
 def test_the_failures_name_the_accepted_ref_and_the_created_directory(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_capabilities=MODULE)
-    result = pytester.runpytest_inprocess(
-        '-p', 'no:cacheprovider', '-k', 'hostile_ref_ids or builds_without_io', '-p', 'no:workspace-conformance-reports'
-    )
+    # A short base for the inner run's tmp_path: a failure shortens a long path in what it quotes, and pytester's
+    # own base, under a worker's and a TMPDIR's, left `/eager-` cut off where TMPDIR was a longer directory.
+    base = Path(tempfile.mkdtemp(prefix='wc-'))
+    try:
+        result = pytester.runpytest_inprocess(
+            *('-p', 'no:cacheprovider', '-k', 'hostile_ref_ids or builds_without_io'),
+            *('-p', 'no:workspace-conformance-reports', f'--basetemp={base / "t"}'),
+        )
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
     result.assert_outcomes(failed=2, passed=2)  # each capability breaks one of the two
     text = result.stdout.str()
     assert "accepted WorkspaceRef(provider='local', id='/etc')" in text

@@ -19,6 +19,7 @@ __all__ = (
     'TargetError',
     'TargetNotRunnable',
     'TargetOption',
+    'created_ref',
 )
 
 MakeSymlink = Callable[[WorkspaceBackend, str, str], Awaitable[None]]
@@ -131,3 +132,11 @@ class NamedTarget:
         values = {name: option.default for name, option in known.items() if option.default is not None}
         values.update({name: value for name, value in given.items() if value is not None})
         return values
+
+
+def created_ref(backend: WorkspaceBackend, what: str, purpose: str = '') -> WorkspaceRef:
+    """The ref of the environment `backend` created; a ValueError naming `what` (a container, a sandbox) before then."""
+    ref = backend.ref
+    if ref is None:
+        raise ValueError(f'this backend has created no {what} yet{f" to {purpose}" if purpose else ""}')
+    return ref

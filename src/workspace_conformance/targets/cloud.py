@@ -12,7 +12,7 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ._ledger import read_refs
 from ._probe import missing_module
-from .base import NamedTarget, Target, TargetOption
+from .base import NamedTarget, Target, TargetOption, created_ref
 
 __all__ = ('DAYTONA', 'E2B', 'MODAL', 'SPRITES', 'hosted_target')
 
@@ -39,10 +39,7 @@ def hosted_target(
     """A hosted target: lazy sandboxes, attach by ref, destroy by ref, and cleanup of every ref the run recorded."""
 
     async def destroy(backend: WorkspaceBackend) -> None:
-        ref = backend.ref
-        if ref is None:
-            raise ValueError('this backend has created no sandbox yet')
-        await destroy_ref(ref)
+        await destroy_ref(created_ref(backend, 'sandbox'))
 
     def cleanup(run_root: Path) -> None:
         async def destroy_all() -> None:

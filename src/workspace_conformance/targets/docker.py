@@ -12,7 +12,7 @@ from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, Workspac
 
 from ._engine import Engine, engine_for
 from ._probe import missing_module, missing_program
-from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
+from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption, created_ref
 from .claims import DOCKER_CLAIMS, GVISOR_CLAIMS, PODMAN_CLAIMS
 
 __all__ = ('DOCKER', 'PODMAN', 'RUN_LABEL')
@@ -173,15 +173,10 @@ def _target(name: str, executable: str, options: Mapping[str, str], run_id: str)
         return backend
 
     async def destroy(backend: WorkspaceBackend) -> None:
-        ref = backend.ref
-        if ref is None:
-            raise ValueError('this backend has created no container yet')
-        await remove_container(ref.id, executable=executable)
+        await remove_container(created_ref(backend, 'container').id, executable=executable)
 
     async def engine_call(verb: str, backend: WorkspaceBackend) -> None:
-        ref = backend.ref
-        if ref is None:
-            raise ValueError(f'this backend has created no container yet to {verb}')
+        ref = created_ref(backend, 'container', verb)
         done = await anyio.run_process([executable, verb, ref.id], check=False)
         if done.returncode != 0:
             said = done.stderr.decode(errors='replace').strip()

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic_ai.workspaces import ReadOnlyWorkspace, WorkspaceBackend, WorkspaceRef
 
 from ._probe import missing_module
-from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption
+from .base import CapabilitySetup, NamedTarget, Target, TargetError, TargetOption, created_ref
 from .claims import E2B_LOCAL_CLAIMS, E2B_LOCAL_UNCONFINED
 from .cloud import hosted_target
 
@@ -197,10 +197,7 @@ def _target(options: Mapping[str, str], run_id: str) -> Target:
     sdk = importlib.import_module('e2b')
 
     def sandbox_id(backend: WorkspaceBackend) -> str:
-        ref = backend.ref
-        if ref is None:
-            raise ValueError('this backend has created no sandbox yet')
-        return ref.id
+        return created_ref(backend, 'sandbox').id
 
     async def stop(backend: WorkspaceBackend) -> None:
         # E2B stops a sandbox under its users with a pause; a filesystem-only one ends every process, files kept.

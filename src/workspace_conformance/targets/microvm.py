@@ -25,7 +25,7 @@ from pydantic_ai.workspaces import SupportsCommands, WorkspaceBackend, Workspace
 
 from ._ledger import read_refs
 from ._probe import first_line, missing_module
-from .base import NamedTarget, Target, TargetOption
+from .base import NamedTarget, Target, TargetOption, created_ref
 
 __all__ = ('BOOT_PROBE_FILE', 'BOXLITE', 'PROBE_TIMEOUT', 'SMOL', 'boot_record_path', 'probe_boot')
 
@@ -158,9 +158,7 @@ def _boxlite(options: Mapping[str, str], run_id: str) -> Target:
         return backend
 
     async def destroy(backend: WorkspaceBackend) -> None:
-        if backend.ref is None:
-            raise ValueError('this backend has created no box yet')
-        await capability.destroy(backend.ref)
+        await capability.destroy(created_ref(backend, 'box'))
 
     source = f'OCI layout {options["rootfs"]}' if 'rootfs' in options else f'image {options.get("image", "alpine")}'
     # Boxes live in per-process BoxLite homes under the run's directory: the run's end stops every process working
@@ -185,9 +183,7 @@ def _smol(options: Mapping[str, str], run_id: str) -> Target:
         return backend
 
     async def destroy(backend: WorkspaceBackend) -> None:
-        if backend.ref is None:
-            raise ValueError('this backend has created no VM yet')
-        await capability.destroy(backend.ref)
+        await capability.destroy(created_ref(backend, 'VM'))
 
     def cleanup(run_root: Path) -> None:
         # smolvm keeps its VMs in the user's data directory, outside the run's: destroy every one recorded.
