@@ -59,11 +59,17 @@ TARGETS_ONLY = ('--ignore', 'tests/real_targets', '--ignore', 'tests/test_serve_
 XDIST = ('-n', '2', '--dist', 'loadgroup')
 """Two workers; a test marked `xdist_group` runs on one worker with its group (the hostile gallery's certifications
 share one run of it, so only one worker waits for it while the other goes on)."""
-WIDE_XDIST = ('-n', '3', '--dist', 'loadgroup')
-"""Three workers for the sessions with the slow tier. A third of its test time waits rather than computes: the hostile
-gallery's hang shapes sleep through their guards at time scale 1 (about 250 s on one worker), upstream's suite in
-the parity corpus sleeps 30 s a loop where a backend runs no commands, the interrupt tests wait for signals and
-graces. With two workers one core idled meanwhile (clean-clone `.ci/run`: 16 min 18 s for `tests`)."""
+WIDE_XDIST = ('-n', '4', '--dist', 'loadgroup')
+"""Four workers for the sessions with the slow tier, on 2 cores. A third of its test time waits rather than computes:
+the hostile gallery's hang shapes sleep through their guards at time scale 1 (about 250 s on one worker), upstream's
+suite in the parity corpus sleeps 30 s a loop where a backend runs no commands, the interrupt tests wait for signals
+and graces. With two workers one core idled meanwhile (clean-clone `.ci/run`: 16 min 18 s for `tests`); with the
+temporary files on a tmpfs (.ci/run), three took 616 s and four 528 s (2026-12-08, back to back, all passed)."""
+REAL_XDIST = ('-n', '3', '--dist', 'loadgroup')
+"""Three workers for the real targets: the Docker engine's runs keep one (their xdist group), the others share two.
+With two, the last third of the step ran at 30-60 % busy while ssh's and bubblewrap's expected failures and e2b-local's
+guards waited out their bounds (90 s each at time scale 3): 583 s with two workers, 461 s with three, all 17 passed
+(2026-12-08, services up, the run alone on 2 cores)."""
 DURATIONS = ('--durations', '25', '--durations-min', '5')
 """CI's log names its slowest tests, so where the 25 minutes go is read from every run, not re-measured."""
 
@@ -141,7 +147,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(venv_backend='none')
 def tests(session: nox.Session) -> None:
-    """Both tiers, fast and slow, on the newest pydantic-ai, in three xdist workers (what CI runs)."""
+    """Both tiers, fast and slow, on the newest pydantic-ai, in four xdist workers (what CI runs)."""
     pytest(session, *WIDE_XDIST, *DURATIONS, *TARGETS_ONLY, *session.posargs, python=newest(session))
 
 
@@ -200,7 +206,7 @@ def targets(session: nox.Session) -> None:
             session.error('ci/services/up.sh failed: the real targets cannot run (its output is above)')
         session.env.update(_exported(os.path.join(services, 'env')))
         # -v: one line per certification as it ends, so the log shows which ran last (CI's tail).
-        real = ('tests/real_targets', *XDIST, *DURATIONS, '-v', '-p', 'no:randomly')
+        real = ('tests/real_targets', *REAL_XDIST, *DURATIONS, '-v', '-p', 'no:randomly')
         session.run('python', '-m', 'pytest', *real, *session.posargs)
     finally:
         if starting is not None and starting.poll() is None:  # interrupted while the services were starting
